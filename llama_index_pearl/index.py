@@ -1,0 +1,336 @@
+"""``PearlTableIndex``: tables in, an augmented and embedded unit corpus out.
+
+The build runs the PEARL offline pipeline (paper Algorithm 1): load tables,
+serialize an original unit per table, add augmented units (join-path views from
+later pipeline steps), embed every unit once with normalised vectors, and store
+them in a vector store (an exact FAISS inner-product index by default, so inner
+product equals cosine). Retrieval lives in :mod:`llama_index_pearl.retriever`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+import numpy as np
+from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.schema import TextNode
+
+from llama_index_pearl.models import (
+    embed_model_name,
+    encoder_window,
+    resolve_embed_model,
+    resolve_llm,
+    token_counter_for,
+)
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.table import Table
+from llama_index_pearl.units import Serializer, UnitKind, original_unit
+
+if TYPE_CHECKING:
+    from llama_index_pearl.retriever import PearlRetriever
+
+__all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class PearlConfig:
+    """Build settings, persisted with the index.
+
+    Args:
+        include_titles: Render table titles (and descriptions) in units.
+        max_rows: Rows per table view (paper appendix B.2: 10).
+        include_originals: Keep one whole-table unit per table.
+    """
+
+    include_titles: bool = True
+    max_rows: int = DEFAULT_MAX_ROWS
+    include_originals: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_rows < 1:
+            raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PearlConfig:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class BuildReport:
+    """What a build did and how long each stage took (seconds)."""
+
+    n_tables: int = 0
+    n_units: int = 0
+    units_by_kind: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PearlTableIndex:
+    """A join-aware table index: tables, their units, and a vector store of units.
+
+    Build one with :meth:`from_tables` or :meth:`load`; query it through
+    :meth:`as_retriever`, :meth:`as_query_engine` or :meth:`as_chat_engine`.
+    """
+
+    def __init__(
+        self,
+        tables: Sequence[Table],
+        vector_index: VectorStoreIndex,
+        embed_model: BaseEmbedding,
+        config: PearlConfig,
+        units: Sequence[TextNode],
+        join_graph: nx.Graph | None = None,
+        llm: LLM | None = None,
+        report: BuildReport | None = None,
+    ) -> None:
+        self._tables = {t.id: t for t in tables}
+        self._vector_index = vector_index
+        self._embed_model = embed_model
+        self._config = config
+        self._units = {u.node_id: u for u in units}
+        self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
+        self._llm = llm
+        self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
+        self._serializer = Serializer(
+            max_tokens=encoder_window(embed_model),
+            count_tokens=token_counter_for(embed_model),
+            include_titles=config.include_titles,
+            max_rows=config.max_rows,
+        )
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_tables(
+        cls,
+        tables: TableSource,
+        *,
+        embed_model: BaseEmbedding | None = None,
+        llm: LLM | None = None,
+        storage_context: StorageContext | None = None,
+        include_titles: bool = True,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        include_originals: bool = True,
+        show_progress: bool = False,
+    ) -> PearlTableIndex:
+        """Build an index over tables.
+
+        Args:
+            tables: Anything :func:`~llama_index_pearl.sources.load_tables` accepts:
+                ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
+                files, SQLAlchemy URL/engine, or ``SQLDatabase``.
+            embed_model: Encoder; default ``Settings.embed_model`` if explicitly
+                set, else the bundled all-MiniLM-L6-v2.
+            llm: LLM for query generation; default ``Settings.llm`` if explicitly
+                set, else none.
+            storage_context: Where vectors go; its ``vector_store`` is honoured.
+                Default: an exact FAISS inner-product index.
+            include_titles: Render table titles/descriptions in units.
+            max_rows: Rows per table view (paper: 10).
+            include_originals: Keep whole-table units (ablation ``no_originals``).
+            show_progress: Show progress bars on long stages.
+        """
+        started = time.perf_counter()
+        loaded = load_tables(tables)
+        if not loaded:
+            raise ValueError("No tables to index")
+        config = PearlConfig(include_titles=include_titles, max_rows=max_rows, include_originals=include_originals)
+        model = resolve_embed_model(embed_model)
+        report = BuildReport(n_tables=len(loaded))
+        report.seconds["load"] = time.perf_counter() - started
+
+        serializer = Serializer(
+            max_tokens=encoder_window(model),
+            count_tokens=token_counter_for(model),
+            include_titles=include_titles,
+            max_rows=max_rows,
+        )
+        t0 = time.perf_counter()
+        units = [original_unit(t, serializer) for t in loaded] if include_originals else []
+        report.seconds["serialize"] = time.perf_counter() - t0
+        if not units:
+            raise ValueError("The build produced no units (originals disabled and no augmented units)")
+
+        t0 = time.perf_counter()
+        vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
+        report.seconds["embed"] = time.perf_counter() - t0
+        report.n_units = len(units)
+        report.units_by_kind = _count_kinds(units)
+        report.seconds["total"] = time.perf_counter() - started
+        return cls(loaded, vector_index, model, config, units, llm=resolve_llm(llm), report=report)
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def tables(self) -> dict[str, Table]:
+        return self._tables
+
+    @property
+    def units(self) -> list[TextNode]:
+        return list(self._units.values())
+
+    def unit(self, unit_id: str) -> TextNode | None:
+        return self._units.get(unit_id)
+
+    @property
+    def join_graph(self) -> nx.Graph:
+        return self._join_graph
+
+    @property
+    def embed_model(self) -> BaseEmbedding:
+        return self._embed_model
+
+    @property
+    def config(self) -> PearlConfig:
+        return self._config
+
+    @property
+    def serializer(self) -> Serializer:
+        return self._serializer
+
+    @property
+    def vector_index(self) -> VectorStoreIndex:
+        return self._vector_index
+
+    @property
+    def storage_context(self) -> StorageContext:
+        return self._vector_index.storage_context
+
+    @property
+    def dimension(self) -> int:
+        return _store_dimension(self._vector_index) or len(self.embed_query("dimension probe"))
+
+    def embed_query(self, query: str) -> list[float]:
+        return _normalise([self._embed_model.get_query_embedding(query)])[0]
+
+    async def aembed_query(self, query: str) -> list[float]:
+        return _normalise([await self._embed_model.aget_query_embedding(query)])[0]
+
+    def table_text(self, table_id: str) -> str:
+        """The table as shown to an LLM: header and leading rows, no encoder budget."""
+        table = self._tables[table_id]
+        view = self._serializer.view(table)
+        return Serializer(include_titles=self._config.include_titles, max_rows=self._config.max_rows)([view])
+
+    # -------------------------------------------------------------- engines
+    def as_retriever(self, similarity_top_k: int = 5, **kwargs: Any) -> PearlRetriever:
+        """A table-level retriever (max-pooled unit scores)."""
+        from llama_index_pearl.retriever import PearlRetriever
+
+        return PearlRetriever(self, similarity_top_k=similarity_top_k, **kwargs)
+
+    def as_query_engine(self, llm: LLM | None = None, similarity_top_k: int = 5, **kwargs: Any) -> Any:
+        """A ``RetrieverQueryEngine`` over retrieved tables."""
+        from llama_index.core.query_engine import RetrieverQueryEngine
+
+        retriever = self.as_retriever(similarity_top_k=similarity_top_k)
+        return RetrieverQueryEngine.from_args(retriever, llm=llm or self._llm, **kwargs)
+
+    def as_chat_engine(self, llm: LLM | None = None, similarity_top_k: int = 5, **kwargs: Any) -> Any:
+        """A ``CondensePlusContextChatEngine`` grounded on retrieved tables."""
+        from llama_index.core.chat_engine import CondensePlusContextChatEngine
+
+        retriever = self.as_retriever(similarity_top_k=similarity_top_k)
+        return CondensePlusContextChatEngine.from_defaults(retriever, llm=llm or self._llm, **kwargs)
+
+    # ---------------------------------------------------------- persistence
+    def persist(self, persist_dir: str | Path) -> None:
+        """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle)."""
+        from llama_index_pearl.persistence import persist_index
+
+        persist_index(self, Path(persist_dir))
+
+    @classmethod
+    def load(
+        cls,
+        persist_dir: str | Path,
+        *,
+        embed_model: BaseEmbedding | None = None,
+        llm: LLM | None = None,
+        storage_context: StorageContext | None = None,
+    ) -> PearlTableIndex:
+        """Load an index written by :meth:`persist`.
+
+        Args:
+            persist_dir: The folder.
+            embed_model: Must match the model the index was built with (same
+                dimension); default as in :meth:`from_tables`.
+            llm: LLM for engines built from this index.
+            storage_context: For an external vector store (Qdrant, pgvector...).
+
+        Raises:
+            ValueError: missing/partial folder, other format version, or a
+                dimension mismatch; the message says which.
+        """
+        from llama_index_pearl.persistence import load_index
+
+        return load_index(cls, Path(persist_dir), embed_model=embed_model, llm=llm, storage_context=storage_context)
+
+
+def build_vector_index(
+    units: Sequence[TextNode],
+    embed_model: BaseEmbedding,
+    storage_context: StorageContext | None = None,
+    show_progress: bool = False,
+) -> VectorStoreIndex:
+    """Embed units once (normalised) and store them; default store is exact FAISS IP."""
+    texts = [u.get_content(metadata_mode="embed") for u in units]
+    vectors = _normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
+    for unit, vector in zip(units, vectors):
+        unit.embedding = vector
+    if storage_context is None:
+        storage_context = StorageContext.from_defaults(vector_store=_exact_faiss_store(len(vectors[0])))
+    index = VectorStoreIndex(
+        nodes=list(units), storage_context=storage_context, embed_model=embed_model, show_progress=False
+    )
+    for unit in units:
+        unit.embedding = None  # vectors live in the store; units stay light
+    return index
+
+
+def _exact_faiss_store(dim: int) -> Any:
+    import faiss
+    from llama_index.vector_stores.faiss import FaissVectorStore
+
+    return FaissVectorStore(faiss_index=faiss.IndexFlatIP(dim))
+
+
+def _store_dimension(vector_index: VectorStoreIndex) -> int | None:
+    client = getattr(vector_index.vector_store, "client", None)
+    return int(client.d) if hasattr(client, "d") else None
+
+
+def _normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (array / norms).tolist()
+
+
+def _graph_of(tables: Sequence[Table]) -> nx.Graph:
+    graph = nx.Graph()
+    graph.add_nodes_from(t.id for t in tables)
+    return graph
+
+
+def _count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
+    counts = {kind.value: 0 for kind in UnitKind}
+    for unit in units:
+        counts[unit.metadata["kind"]] += 1
+    return {k: v for k, v in counts.items() if v}

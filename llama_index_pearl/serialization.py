@@ -1,0 +1,171 @@
+"""The one place where table views become the text that is embedded or prompted.
+
+A :class:`TableView` is a table with chosen columns and chosen rows (PEARL's
+vertical partition, paper section 3.1.3). :func:`serialize_views` renders one or
+more views after an optional prefix (a generated question), then fills rows
+round-robin across the views until the token budget is spent. Rows are always
+whole: a row that does not fit is left out, never cut mid-way, so the encoder's
+own truncation never silently drops half a row.
+
+Format (one block per view, blank line between blocks)::
+
+    Title: <title>            (when titles are on and the table has one)
+    Description: <text>       (when the table has one)
+    Table: <name>
+    Columns: a | b | c
+    1 | Joe | USA
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from llama_index_pearl.table import Table, cell_text
+
+__all__ = [
+    "DEFAULT_MAX_ROWS",
+    "MAX_CELL_CHARS",
+    "TableView",
+    "TokenCounter",
+    "approximate_token_count",
+    "serialize_views",
+]
+
+DEFAULT_MAX_ROWS = 10
+MAX_CELL_CHARS = 120
+# [CLS]/[SEP] or their equivalents take room inside the encoder's window.
+SPECIAL_TOKEN_RESERVE = 2
+
+TokenCounter = Callable[[Sequence[str]], list[int]]
+"""Counts tokens for a batch of text lines, as the embedding model's tokenizer would."""
+
+
+def approximate_token_count(lines: Sequence[str]) -> list[int]:
+    """Fallback counter (~4 characters a token) for models without a local tokenizer."""
+    return [max(1, (len(line) + 3) // 4) for line in lines]
+
+
+@dataclass
+class TableView:
+    """A table projected onto some columns and some rows.
+
+    Args:
+        table: The source table.
+        columns: Columns to keep, in order; ``None`` keeps all.
+        rows: Row positions in the order to show them; ``None`` means the first
+            ``max_rows`` rows.
+        max_rows: Most rows ever shown for this view.
+    """
+
+    table: Table
+    columns: list[str] | None = None
+    rows: list[int] | None = None
+    max_rows: int = DEFAULT_MAX_ROWS
+    _resolved_columns: list[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_rows < 0:
+            raise ValueError(f"max_rows must be >= 0, got {self.max_rows}")
+        if self.columns is None:
+            self._resolved_columns = self.table.columns
+        else:
+            if not self.columns:
+                raise ValueError(f"A view of table {self.table.id!r} needs at least one column")
+            missing = [c for c in self.columns if c not in self.table.df.columns]
+            if missing:
+                raise ValueError(f"Table {self.table.id!r} has no column(s) {missing}")
+            self._resolved_columns = list(self.columns)
+
+    @property
+    def column_names(self) -> list[str]:
+        return self._resolved_columns
+
+    def row_positions(self) -> list[int]:
+        n = self.table.n_rows
+        chosen = range(n) if self.rows is None else [r for r in self.rows if 0 <= r < n]
+        return list(chosen)[: self.max_rows]
+
+
+def _header_lines(view: TableView, include_title: bool) -> list[str]:
+    table = view.table
+    lines = []
+    if include_title and table.title:
+        lines.append(f"Title: {_clip(table.title)}")
+    if table.description:
+        lines.append(f"Description: {table.description.strip()}")
+    lines.append(f"Table: {table.name}")
+    lines.append("Columns: " + " | ".join(view.column_names))
+    return lines
+
+
+def _row_lines(view: TableView) -> list[str]:
+    records = view.table.text_rows(view.row_positions(), view.column_names)
+    return [" | ".join(_clip(cell_text(v)) for v in record) for record in records]
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
+
+
+def serialize_views(
+    views: Sequence[TableView],
+    *,
+    prefix: str | None = None,
+    max_tokens: int | None = None,
+    count_tokens: TokenCounter = approximate_token_count,
+    include_titles: bool = True,
+) -> str:
+    """Render views (and an optional leading question) within a token budget.
+
+    Args:
+        views: One view for an original or sub-entry, several for a joined entry.
+        prefix: Text placed first, e.g. the generated question.
+        max_tokens: Encoder window; ``None`` means no limit. Headers and the
+            prefix are always kept; rows are added round-robin across views
+            while whole rows still fit.
+        count_tokens: Batch token counter of the embedding model.
+        include_titles: Whether table titles are rendered.
+
+    Returns:
+        The text to embed.
+    """
+    headers = [_header_lines(v, include_titles) for v in views]
+    rows = [_row_lines(v) for v in views]
+    fixed = ([prefix] if prefix else []) + [line for block in headers for line in block]
+    if max_tokens is None:
+        kept = [len(r) for r in rows]
+    else:
+        kept = _rows_within_budget(fixed, rows, max_tokens - SPECIAL_TOKEN_RESERVE, count_tokens)
+    blocks = ["\n".join(h + r[:k]) for h, r, k in zip(headers, rows, kept)]
+    body = "\n\n".join(blocks)
+    return f"{prefix}\n{body}" if prefix else body
+
+
+def _rows_within_budget(
+    fixed: list[str], rows: list[list[str]], budget: int, count_tokens: TokenCounter
+) -> list[int]:
+    """How many leading rows of each view fit, filling views round-robin."""
+    flat = [line for view_rows in rows for line in view_rows]
+    counts = count_tokens(fixed + flat) if (fixed or flat) else []
+    # each line also costs one separator token at most (a newline is whitespace for
+    # WordPiece/BPE tokenizers, so the count is additive over lines)
+    used = sum(counts[: len(fixed)])
+    row_costs, offset = [], len(fixed)
+    for view_rows in rows:
+        row_costs.append(counts[offset : offset + len(view_rows)])
+        offset += len(view_rows)
+    kept = [0] * len(rows)
+    open_views = [i for i, costs in enumerate(row_costs) if costs]
+    while open_views:
+        still_open = []
+        for i in open_views:
+            cost = row_costs[i][kept[i]]
+            if used + cost > budget:
+                continue  # this view is full; others may still fit a shorter row
+            used += cost
+            kept[i] += 1
+            if kept[i] < len(row_costs[i]):
+                still_open.append(i)
+        open_views = still_open
+    return kept

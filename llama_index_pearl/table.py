@@ -1,0 +1,136 @@
+"""The table model every later pipeline step works on.
+
+A :class:`Table` is an id, a pandas DataFrame with string column names, optional
+human metadata (title, description) and the foreign keys its source declared.
+Construction validates eagerly so that a bad table is reported by name before any
+embedding or LLM call is spent on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["ForeignKey", "Table", "cell_text", "normalize_column_name"]
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """A declared foreign key: ``table.column`` references ``ref_table.ref_column``."""
+
+    column: str
+    ref_table: str
+    ref_column: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"column": self.column, "ref_table": self.ref_table, "ref_column": self.ref_column}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ForeignKey:
+        return cls(str(data["column"]), str(data["ref_table"]), str(data["ref_column"]))
+
+
+def normalize_column_name(name: str) -> str:
+    """Key used to detect duplicate columns: case- and surrounding-space-insensitive."""
+    return " ".join(str(name).split()).lower()
+
+
+def cell_text(value: Any) -> str:
+    """Render one cell as text: missing values are empty, integral floats lose ``.0``."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return repr(value)
+    if value is pd.NaT:
+        return ""
+    try:
+        if pd.isna(value):
+            return ""
+    except (TypeError, ValueError):
+        pass  # array-like cells: render as they print
+    text = str(value)
+    return " ".join(text.split()) if "\n" in text or "\t" in text else text
+
+
+@dataclass
+class Table:
+    """One table of the corpus.
+
+    Args:
+        id: Unique table id (file stem, SQL table name, or dict key).
+        df: The rows. Column names are stringified; cells may be any type.
+        title: Optional title embedded before the table name (e.g. a page title).
+        description: Optional free-text description embedded with the table.
+        foreign_keys: Foreign keys declared by the source (SQL); never required.
+        name: Display name used in serialization; defaults to ``id``.
+
+    Raises:
+        ValueError: empty id, no columns, or duplicate column names after
+            normalisation; the message names the table and the columns.
+    """
+
+    id: str
+    df: pd.DataFrame
+    title: str | None = None
+    description: str | None = None
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ValueError(f"Table id must be a non-empty string, got {self.id!r}")
+        if not isinstance(self.df, pd.DataFrame):
+            raise ValueError(
+                f"Table {self.id!r}: expected a pandas DataFrame, got {type(self.df).__name__}"
+            )
+        if len(self.df.columns) == 0:
+            raise ValueError(f"Table {self.id!r} has no columns")
+        columns = [str(c) for c in self.df.columns]
+        if list(self.df.columns) != columns:
+            self.df = self.df.set_axis(columns, axis=1)
+        _check_unique_columns(self.id, columns)
+        if self.name is None:
+            self.name = self.id
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.df.columns)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.df)
+
+    def column_index(self, column: str) -> int:
+        """Position of ``column`` (case/space-insensitive); raises naming the table."""
+        wanted = normalize_column_name(column)
+        for i, name in enumerate(self.columns):
+            if normalize_column_name(name) == wanted:
+                return i
+        raise KeyError(f"Table {self.id!r} has no column {column!r}")
+
+    def text_rows(self, rows: list[int] | None = None, columns: list[str] | None = None) -> list[list[str]]:
+        """Cells as text for the given row positions and columns (default: all)."""
+        cols = self.columns if columns is None else columns
+        frame = self.df[cols] if columns is not None else self.df
+        if rows is not None:
+            frame = frame.iloc[rows]
+        return [[cell_text(v) for v in record] for record in frame.itertuples(index=False, name=None)]
+
+
+def _check_unique_columns(table_id: str, columns: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for column in columns:
+        key = normalize_column_name(column)
+        if key in seen:
+            raise ValueError(
+                f"Table {table_id!r} has duplicate column names after normalisation: "
+                f"{seen[key]!r} and {column!r}"
+            )
+        seen[key] = column
