@@ -24,7 +24,6 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.models import (
-    embed_model_name,
     encoder_window,
     resolve_embed_model,
     resolve_llm,

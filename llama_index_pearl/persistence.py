@@ -162,7 +162,7 @@ def load_index(
         storage_context = _faiss_storage(folder, dimension)
     try:
         vector_index = load_index_from_storage(storage_context, embed_model=model)
-    except Exception as exc:  # noqa: BLE001 - LlamaIndex raises several kinds here
+    except Exception as exc:
         raise ValueError(f"Corrupted LlamaIndex stores in {str(folder)!r}: {exc}") from exc
     units = list(vector_index.docstore.docs.values())
     if len(units) != manifest.get("n_units"):

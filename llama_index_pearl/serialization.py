@@ -142,9 +142,7 @@ def serialize_views(
     return f"{prefix}\n{body}" if prefix else body
 
 
-def _rows_within_budget(
-    fixed: list[str], rows: list[list[str]], budget: int, count_tokens: TokenCounter
-) -> list[int]:
+def _rows_within_budget(fixed: list[str], rows: list[list[str]], budget: int, count_tokens: TokenCounter) -> list[int]:
     """How many leading rows of each view fit, filling views round-robin."""
     flat = [line for view_rows in rows for line in view_rows]
     counts = count_tokens(fixed + flat) if (fixed or flat) else []

@@ -25,7 +25,7 @@ TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
 TableSource = Union[
     Mapping[str, pd.DataFrame],
     Iterable[Table],
-    Iterable[Union[str, Path]],
+    Iterable[str | Path],
     str,
     Path,
     Any,  # SQLAlchemy Engine or llama_index SQLDatabase
@@ -157,7 +157,7 @@ def tables_from_sql(source: Any) -> list[Table]:
         try:
             with engine.connect() as connection:
                 df = pd.read_sql_table(name, connection)
-        except Exception as exc:  # noqa: BLE001 - driver errors vary; name the table
+        except Exception as exc:
             raise ValueError(f"Cannot read SQL table {name!r}: {exc}") from exc
         keys = [
             ForeignKey(column=str(col), ref_table=str(fk["referred_table"]), ref_column=str(ref))
@@ -174,7 +174,7 @@ def _engine_of(source: Any, sa: Any) -> Any:
     if isinstance(source, str):
         try:
             return sa.create_engine(source)
-        except Exception as exc:  # noqa: BLE001 - bad URL or missing driver
+        except Exception as exc:
             raise ValueError(f"Cannot open SQL database {source!r}: {exc}") from exc
     if type(source).__name__ == "SQLDatabase":
         return source.engine

@@ -87,9 +87,7 @@ class Table:
         if not isinstance(self.id, str) or not self.id.strip():
             raise ValueError(f"Table id must be a non-empty string, got {self.id!r}")
         if not isinstance(self.df, pd.DataFrame):
-            raise ValueError(
-                f"Table {self.id!r}: expected a pandas DataFrame, got {type(self.df).__name__}"
-            )
+            raise ValueError(f"Table {self.id!r}: expected a pandas DataFrame, got {type(self.df).__name__}")
         if len(self.df.columns) == 0:
             raise ValueError(f"Table {self.id!r} has no columns")
         columns = [str(c) for c in self.df.columns]
@@ -130,7 +128,6 @@ def _check_unique_columns(table_id: str, columns: list[str]) -> None:
         key = normalize_column_name(column)
         if key in seen:
             raise ValueError(
-                f"Table {table_id!r} has duplicate column names after normalisation: "
-                f"{seen[key]!r} and {column!r}"
+                f"Table {table_id!r} has duplicate column names after normalisation: {seen[key]!r} and {column!r}"
             )
         seen[key] = column

@@ -1,0 +1,169 @@
+"""``pearl``: build, query and evaluate PEARL indexes from the shell.
+
+pearl demo                                  # example music database, 3 multi-hop questions
+pearl index TABLES --out DIR                # CSV/Parquet folder or SQLAlchemy URL
+pearl query DIR "question" -k 5
+pearl eval BENCH_DIR --method pearl|whole-table|bm25 --ks 1,2,5,10 --json OUT
+pearl joins BENCH_DIR --json OUT            # join discovery vs declared FKs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index_pearl.baselines import BM25TableRanker
+from llama_index_pearl.evaluation import DEFAULT_KS, evaluate_rankings, format_metrics, load_benchmark, time_queries
+from llama_index_pearl.index import PearlTableIndex
+
+__all__ = ["main"]
+
+EXAMPLE_DATA = Path(__file__).parent / "example_data"
+DEMO_QUESTIONS = (
+    "In which city did Velvet Harbor play the Harbor Nights Tour?",
+    "Which songs appear on albums released by artists signed to Northwind Records?",
+    "How much did standing tickets cost at concerts held in Blue Lantern Hall?",
+)
+METHODS = ("pearl", "whole-table", "bm25")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:
+        print(f"pearl: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pearl", description="PEARL multi-hop table retrieval")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="index the bundled music database and answer 3 multi-hop questions")
+    demo.add_argument("-k", type=int, default=4, help="tables per question")
+    demo.set_defaults(func=_cmd_demo)
+
+    index = sub.add_parser("index", help="build an index from tables")
+    index.add_argument("tables", help="folder of CSV/Parquet files, a file, or a SQLAlchemy URL")
+    index.add_argument("--out", required=True, help="folder to write the index to")
+    index.add_argument("--no-titles", dest="titles", action="store_false", help="do not embed table titles")
+    index.set_defaults(func=_cmd_index)
+
+    query = sub.add_parser("query", help="retrieve tables for a question")
+    query.add_argument("index_dir")
+    query.add_argument("question")
+    query.add_argument("-k", type=int, default=5)
+    query.add_argument("--json", action="store_true", help="print JSON instead of text")
+    query.set_defaults(func=_cmd_query)
+
+    ev = sub.add_parser("eval", help="measure recall on a benchmark folder")
+    ev.add_argument("bench_dir")
+    ev.add_argument("--method", choices=METHODS, default="pearl")
+    ev.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values")
+    ev.add_argument("--titles", dest="titles", action="store_true", default=True, help="use table titles (default)")
+    ev.add_argument("--no-titles", dest="titles", action="store_false", help="ignore table titles")
+    ev.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    ev.set_defaults(func=_cmd_eval)
+    return parser
+
+
+def _print_ranked(question: str, nodes: list[Any]) -> None:
+    print(f"\nQ: {question}")
+    for rank, hit in enumerate(nodes, start=1):
+        meta = hit.node.metadata
+        via = meta.get("matched_kind")
+        print(f"  {rank}. {meta['table_id']:<12} score={hit.score:.4f}  (matched {via} unit)")
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    index = PearlTableIndex.from_tables(EXAMPLE_DATA)
+    report = index.report
+    print(
+        f"Indexed {report.n_tables} tables from {EXAMPLE_DATA} into {report.n_units} units "
+        f"in {time.perf_counter() - started:.1f}s; units by kind: {report.units_by_kind}"
+    )
+    retriever = index.as_retriever(similarity_top_k=args.k)
+    for question in DEMO_QUESTIONS:
+        _print_ranked(question, retriever.retrieve(question))
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    index = PearlTableIndex.from_tables(args.tables, include_titles=args.titles, show_progress=args.verbose)
+    index.persist(args.out)
+    print(json.dumps({"out": args.out, **index.report.to_dict()}, indent=2))
+    return 0
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    index = PearlTableIndex.load(args.index_dir)
+    nodes = index.as_retriever(similarity_top_k=args.k).retrieve(args.question)
+    if args.json:
+        rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
+        print(json.dumps(rows, indent=2))
+    else:
+        _print_ranked(args.question, nodes)
+    return 0
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise ValueError(f"--ks must be comma-separated integers, got {text!r}") from exc
+    if not ks or ks[0] < 1:
+        raise ValueError(f"--ks must hold positive integers, got {text!r}")
+    return ks
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    ks = _parse_ks(args.ks)
+    bench = load_benchmark(args.bench_dir, titles=args.titles)
+    started = time.perf_counter()
+    index = PearlTableIndex.from_tables(bench.tables, include_titles=args.titles, show_progress=args.verbose)
+    index_seconds = time.perf_counter() - started
+    questions = [q.question for q in bench.queries]
+    top = max(ks)
+    if args.method == "bm25":
+        ranker = BM25TableRanker(list(index.tables.values()), index.serializer)
+        rankings, latency = time_queries(lambda q: ranker.rank(q, top), questions)
+        n_units = len(index.tables)
+    else:
+        retriever = index.as_retriever(similarity_top_k=top)
+
+        def ranked_ids(question: str) -> list[str]:
+            return [n.node.metadata["table_id"] for n in retriever.retrieve(question)]
+
+        rankings, latency = time_queries(ranked_ids, questions)
+        n_units = len(index.units)
+    result = {
+        "bench": bench.name,
+        "method": args.method,
+        "titles": args.titles,
+        "n_tables": len(bench.tables),
+        "n_units": n_units,
+        "index_seconds": round(index_seconds, 2),
+        "query_latency_ms": latency,
+        "metrics": evaluate_rankings(bench.queries, rankings, ks),
+        "units_by_kind": index.report.units_by_kind,
+    }
+    print(format_metrics(result))
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Benchmark folders and retrieval metrics (``pearl eval``).
+
+The benchmark format is described in ``shared/bench/README.md``: ``tables/<id>.csv``,
+``tables_meta.jsonl``, ``queries.jsonl`` (and ``joins.jsonl``, which retrieval never
+reads). Metrics are pure functions over ranked table ids:
+
+- R@k: |G ∩ top-k| / |G|, averaged over questions;
+- C@k (complete recall): share of questions with G ⊆ top-k.
+
+Both are reported as percentages per hop group (``all``, ``1hop``, ``2hop``,
+``3hop``, ``multi`` = hops ≥ 2).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from llama_index_pearl.sources import read_table_file
+from llama_index_pearl.table import Table
+
+__all__ = [
+    "BenchQuery",
+    "Benchmark",
+    "complete_at_k",
+    "evaluate_rankings",
+    "format_metrics",
+    "load_benchmark",
+    "recall_at_k",
+    "time_queries",
+]
+
+DEFAULT_KS = (1, 2, 5, 10)
+
+
+@dataclass(frozen=True)
+class BenchQuery:
+    id: str
+    question: str
+    gold_tables: tuple[str, ...]
+    hops: int
+
+
+@dataclass
+class Benchmark:
+    name: str
+    tables: list[Table]
+    queries: list[BenchQuery]
+
+
+def load_benchmark(bench_dir: str | Path, *, titles: bool = True) -> Benchmark:
+    """Read a benchmark folder (tables, metadata, questions; never ``joins.jsonl``).
+
+    Args:
+        bench_dir: The folder.
+        titles: Attach ``page_title``/``section_title`` from ``tables_meta.jsonl``
+            (FeTaQA) as table titles.
+    """
+    folder = Path(bench_dir)
+    for needed in ("tables", "queries.jsonl"):
+        if not (folder / needed).exists():
+            raise ValueError(f"{str(folder)!r} is not a benchmark folder: {needed} is missing")
+    meta = _read_jsonl(folder / "tables_meta.jsonl") if (folder / "tables_meta.jsonl").exists() else []
+    meta_by_id = {m["id"]: m for m in meta}
+    tables = []
+    for path in sorted((folder / "tables").glob("*.csv")):
+        table = read_table_file(path)
+        info = meta_by_id.get(table.id, {})
+        # the unified pool prefixes ids with the database; the table's own name reads better
+        table.name = info.get("table") or table.id
+        if titles:
+            parts = [info.get("page_title"), info.get("section_title")]
+            table.title = " - ".join(p for p in parts if p) or None
+        tables.append(table)
+    queries = [
+        BenchQuery(str(q["id"]), q["question"], tuple(q["gold_tables"]), int(q.get("hops", len(q["gold_tables"]))))
+        for q in _read_jsonl(folder / "queries.jsonl")
+    ]
+    return Benchmark(folder.name, tables, queries)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def recall_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
+    """|gold ∩ top-k| / |gold|."""
+    if not gold:
+        return 0.0
+    return len(set(gold) & set(ranked[:k])) / len(set(gold))
+
+
+def complete_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
+    """1.0 when every gold table is in the top-k, else 0.0."""
+    return float(set(gold) <= set(ranked[:k]))
+
+
+def _groups(hops: int) -> list[str]:
+    groups = ["all"]
+    if hops == 1:
+        groups.append("1hop")
+    elif hops in (2, 3):
+        groups.append(f"{hops}hop")
+    if hops >= 2:
+        groups.append("multi")
+    return groups
+
+
+def evaluate_rankings(
+    queries: Sequence[BenchQuery], rankings: Sequence[Sequence[str]], ks: Sequence[int] = DEFAULT_KS
+) -> dict[str, dict[str, float]]:
+    """R@k and C@k (percent) by hop group; groups with no question are left out."""
+    sums: dict[str, dict[str, float]] = {}
+    for query, ranked in zip(queries, rankings):
+        for group in _groups(query.hops):
+            bucket = sums.setdefault(group, {"n": 0})
+            bucket["n"] += 1
+            for k in ks:
+                bucket[f"R@{k}"] = bucket.get(f"R@{k}", 0.0) + recall_at_k(query.gold_tables, ranked, k)
+                bucket[f"C@{k}"] = bucket.get(f"C@{k}", 0.0) + complete_at_k(query.gold_tables, ranked, k)
+    order = ["all", "1hop", "2hop", "3hop", "multi"]
+    metrics = {}
+    for group in order:
+        if group not in sums:
+            continue
+        bucket = sums[group]
+        n = int(bucket["n"])
+        metrics[group] = {"n": n}
+        for k in ks:
+            metrics[group][f"R@{k}"] = round(100.0 * bucket[f"R@{k}"] / n, 2)
+        for k in ks:
+            metrics[group][f"C@{k}"] = round(100.0 * bucket[f"C@{k}"] / n, 2)
+    return metrics
+
+
+def time_queries(
+    retrieve: Callable[[str], list[str]], questions: Sequence[str]
+) -> tuple[list[list[str]], dict[str, float]]:
+    """Run ``retrieve`` on each question; return rankings and latency p50/p95 (ms)."""
+    rankings, latencies = [], []
+    for question in questions:
+        started = time.perf_counter()
+        rankings.append(retrieve(question))
+        latencies.append(1000.0 * (time.perf_counter() - started))
+    if not latencies:
+        return rankings, {"p50": 0.0, "p95": 0.0}
+    p50, p95 = np.percentile(latencies, [50, 95])
+    return rankings, {"p50": round(float(p50), 2), "p95": round(float(p95), 2)}
+
+
+def format_metrics(result: dict[str, Any]) -> str:
+    """A fixed-width text table of an eval result (one row per hop group)."""
+    metrics = result["metrics"]
+    columns = [c for c in next(iter(metrics.values())) if c != "n"] if metrics else []
+    header = f"{'group':<6} {'n':>5} " + " ".join(f"{c:>7}" for c in columns)
+    lines = [
+        f"bench={result['bench']} method={result['method']} tables={result['n_tables']} "
+        f"units={result['n_units']} index_seconds={result['index_seconds']:.1f} "
+        f"latency_ms p50={result['query_latency_ms']['p50']:.1f} p95={result['query_latency_ms']['p95']:.1f}",
+        header,
+    ]
+    for group, row in metrics.items():
+        lines.append(f"{group:<6} {row['n']:>5} " + " ".join(f"{row[c]:>7.2f}" for c in columns))
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""Instructional query generation (PEARL paper section 3.1.2, appendices E and F).
+
+For each selected join path, ask for one question that needs every table of the
+path plus the minimal columns per table to answer it; for single-hop tables, ask
+for several questions per table. :class:`LLMQueryGenerator` uses any LlamaIndex
+LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
+:func:`agenerate_all` / :func:`generate_all` run a generator over many requests
+with bounded concurrency, a crash-safe cache and a token report.
+"""
+
+from llama_index_pearl.generation.base import (
+    DEFAULT_SINGLE_QUESTIONS,
+    GeneratedQuery,
+    GenerationRequest,
+    GenerationResult,
+    PathRequest,
+    QueryGenerator,
+    SingleTableRequest,
+    run_sync,
+)
+from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache
+from llama_index_pearl.generation.heuristic import HEURISTIC_VERSION, HeuristicQueryGenerator, humanize
+from llama_index_pearl.generation.llm import LLMQueryGenerator, supports_json_mode
+from llama_index_pearl.generation.parsing import ParseRejection, extract_json, parse_answer, validate_columns
+from llama_index_pearl.generation.prompts import PROMPT_VERSION, PromptMessages, build_messages
+from llama_index_pearl.generation.rows import reorder_rows_for_path, shown_rows
+from llama_index_pearl.generation.runner import (
+    GenerationReport,
+    GenerationRun,
+    agenerate_all,
+    estimate_prompt_tokens,
+    generate_all,
+)
+
+__all__ = [
+    "CACHE_FILENAME",
+    "DEFAULT_SINGLE_QUESTIONS",
+    "HEURISTIC_VERSION",
+    "PROMPT_VERSION",
+    "GeneratedQuery",
+    "GenerationCache",
+    "GenerationReport",
+    "GenerationRequest",
+    "GenerationResult",
+    "GenerationRun",
+    "HeuristicQueryGenerator",
+    "LLMQueryGenerator",
+    "ParseRejection",
+    "PathRequest",
+    "PromptMessages",
+    "QueryGenerator",
+    "SingleTableRequest",
+    "agenerate_all",
+    "build_messages",
+    "estimate_prompt_tokens",
+    "extract_json",
+    "generate_all",
+    "humanize",
+    "parse_answer",
+    "reorder_rows_for_path",
+    "run_sync",
+    "shown_rows",
+    "supports_json_mode",
+    "validate_columns",
+]

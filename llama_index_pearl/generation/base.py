@@ -1,0 +1,244 @@
+"""The query-generation interface: requests in, generated questions and column subsets out.
+
+PEARL (paper section 3.1.2) asks one question per selected join path and, with it,
+the minimal columns of each table needed to answer it. The single-hop variant
+(appendix E) asks several questions per table. Both go through
+:class:`QueryGenerator`, whose implementations are the LLM-backed
+:class:`~llama_index_pearl.generation.llm.LLMQueryGenerator` and the LLM-free
+:class:`~llama_index_pearl.generation.heuristic.HeuristicQueryGenerator`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+from llama_index_pearl.generation.rows import shown_rows
+from llama_index_pearl.joins.paths import JoinPath
+from llama_index_pearl.table import Table
+
+__all__ = [
+    "DEFAULT_SINGLE_QUESTIONS",
+    "GeneratedQuery",
+    "GenerationRequest",
+    "GenerationResult",
+    "PathRequest",
+    "QueryGenerator",
+    "SingleTableRequest",
+    "run_sync",
+]
+
+DEFAULT_SINGLE_QUESTIONS = 5
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PathRequest:
+    """Ask for one question over a join path.
+
+    Args:
+        path: The join path (2 or 3 tables).
+        tables: The path's tables by id; extra tables are ignored.
+
+    Raises:
+        ValueError: a table of the path is missing from ``tables``.
+    """
+
+    path: JoinPath
+    tables: Mapping[str, Table]
+
+    def __post_init__(self) -> None:
+        missing = [t for t in self.path.tables if t not in self.tables]
+        if missing:
+            raise ValueError(f"Path {self.path.path_id} {self.path.tables}: no Table given for {missing}")
+
+    @property
+    def request_id(self) -> str:
+        return self.path.path_id
+
+    @property
+    def table_list(self) -> list[Table]:
+        """The path's tables, in path order."""
+        return [self.tables[t] for t in self.path.tables]
+
+    @property
+    def expected_questions(self) -> int:
+        return 1
+
+    def describe(self) -> str:
+        return f"path {self.path.path_id} ({' -> '.join(self.path.tables)})"
+
+
+@dataclass(frozen=True)
+class SingleTableRequest:
+    """Ask for ``n_questions`` questions of different granularity over one table.
+
+    Args:
+        table: The table.
+        n_questions: How many questions to ask for (the paper uses 5).
+    """
+
+    table: Table
+    n_questions: int = DEFAULT_SINGLE_QUESTIONS
+
+    def __post_init__(self) -> None:
+        if self.n_questions < 1:
+            raise ValueError(f"n_questions must be >= 1, got {self.n_questions}")
+
+    @property
+    def request_id(self) -> str:
+        return f"single:{self.table.id}:{self.n_questions}"
+
+    @property
+    def table_list(self) -> list[Table]:
+        return [self.table]
+
+    @property
+    def expected_questions(self) -> int:
+        return self.n_questions
+
+    def describe(self) -> str:
+        return f"table {self.table.id} (single-hop, {self.n_questions} questions)"
+
+
+GenerationRequest = Union[PathRequest, SingleTableRequest]
+
+
+@dataclass
+class GeneratedQuery:
+    """One generated question and the columns (per table id) needed to answer it."""
+
+    question: str
+    columns: dict[str, list[str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "columns": {k: list(v) for k, v in self.columns.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GeneratedQuery:
+        return cls(str(data["question"]), {str(k): [str(c) for c in v] for k, v in data["columns"].items()})
+
+
+@dataclass
+class GenerationResult:
+    """What one request produced.
+
+    Args:
+        request_id: ``path_id`` for a path, ``single:<table>:<n>`` for a table.
+        queries: Accepted questions; empty when skipped.
+        prompt_tokens: Prompt tokens over all attempts (as reported, else estimated).
+        completion_tokens: Completion tokens over all attempts.
+        tokens_estimated: Some count was estimated (~4 characters a token).
+        attempts: LLM calls made (HTTP errors and timeouts included).
+        skipped_reason: Why the request was given up; ``None`` when accepted.
+        cached: Served from the generation cache, no call made in this run.
+    """
+
+    request_id: str
+    queries: list[GeneratedQuery] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    attempts: int = 0
+    skipped_reason: str | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.skipped_reason is None and bool(self.queries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "request_id": self.request_id,
+            "queries": [q.to_dict() for q in self.queries],
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "tokens_estimated": self.tokens_estimated,
+            "attempts": self.attempts,
+            "skipped_reason": self.skipped_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GenerationResult:
+        return cls(
+            request_id=str(data["request_id"]),
+            queries=[GeneratedQuery.from_dict(q) for q in data.get("queries", [])],
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+            tokens_estimated=bool(data.get("tokens_estimated", False)),
+            attempts=int(data.get("attempts", 0)),
+            skipped_reason=data.get("skipped_reason"),
+        )
+
+
+class QueryGenerator(ABC):
+    """Turns a :data:`GenerationRequest` into a :class:`GenerationResult`.
+
+    Implementations never raise for one bad request: they return a result with
+    ``skipped_reason`` set, so a build goes on without that path.
+
+    Attributes:
+        model_name: Identifies the model; part of the cache key.
+        prompt_version: Version of the prompts or rules; part of the cache key.
+        max_rows: Rows shown per table; the rows shown are part of the cache key.
+    """
+
+    model_name: str = "unknown"
+    prompt_version: str = "0"
+    max_rows: int = 10
+
+    @abstractmethod
+    async def agenerate(self, request: GenerationRequest) -> GenerationResult:
+        """Generate for one request.
+
+        Args:
+            request: A :class:`PathRequest` or :class:`SingleTableRequest`.
+
+        Returns:
+            The accepted queries, or a result with ``skipped_reason``.
+        """
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        """Synchronous :meth:`agenerate`; works inside a running event loop too."""
+        return run_sync(lambda: self.agenerate(request))
+
+    def cache_key(self, request: GenerationRequest) -> str:
+        """Key of this request's answer: structure, shown content, prompt version, model."""
+        shown = shown_rows(request, self.max_rows)
+        content = [[t.id, t.columns, t.text_rows(shown[t.id])] for t in request.table_list]
+        payload = json.dumps(
+            [request.request_id, content, self.prompt_version, self.model_name], ensure_ascii=False, default=str
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from synchronous code.
+
+    With no event loop running this is ``asyncio.run``; inside a running loop
+    (Jupyter, an async web handler) blocking that loop would deadlock, so the
+    coroutine runs on its own loop in a worker thread instead.
+
+    Args:
+        factory: Builds the coroutine; called on the thread that runs it.
+
+    Returns:
+        The coroutine's result.
+    """
+
+    async def main() -> T:
+        return await factory()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()

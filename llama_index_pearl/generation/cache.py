@@ -1,0 +1,126 @@
+"""Append-only JSONL cache of accepted generations.
+
+LLM calls are the expensive, slow part of a build. Each accepted answer is
+appended as one line, flushed and fsynced before the next is written, so a build
+killed at path 37 of 40 keeps 36 answers, and a rebuild (or a re-run with another
+embedding model) asks the LLM only for the rest. The key covers what the answer
+depends on -- path structure, the columns and rows shown, the prompt version and
+the model -- and nothing else (not the embedding model).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator
+
+__all__ = ["CACHE_FILENAME", "GenerationCache"]
+
+logger = logging.getLogger(__name__)
+
+CACHE_FILENAME = "generation_cache.jsonl"
+
+
+class GenerationCache:
+    """Accepted generations by key, persisted to a JSONL file.
+
+    Args:
+        path: The JSONL file, or a directory to hold ``generation_cache.jsonl``.
+            Created on first write.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        target = Path(path)
+        if target.is_dir() or (not target.suffix and not target.exists()):
+            target = target / CACHE_FILENAME
+        self.path = target
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open("r", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+        bad = 0
+        last = len(lines) - 1  # "" when the file ends with a newline, else a possibly cut line
+        for number, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key = entry["key"]
+                GenerationResult.from_dict(entry["result"])  # reject entries that would fail later
+            except (ValueError, KeyError, TypeError, AttributeError):
+                # a crash mid-write leaves a truncated last line; anything earlier is corruption
+                bad += number != last
+                continue
+            self._entries[key] = entry
+        if bad:
+            logger.warning("Ignored %d unreadable line(s) in generation cache %s", bad, self.path)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def get(self, key: str) -> GenerationResult | None:
+        """The cached result for ``key`` (marked ``cached``, zero tokens spent), or ``None``."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        result = GenerationResult.from_dict(entry["result"])
+        result.cached = True
+        return result
+
+    def lookup(self, generator: QueryGenerator, request: GenerationRequest) -> GenerationResult | None:
+        """The cached result of ``generator`` for ``request``, if any."""
+        return self.get(generator.cache_key(request))
+
+    def put(self, key: str, result: GenerationResult, *, model_name: str = "", prompt_version: str = "") -> None:
+        """Append an accepted result durably; skipped results are not cached (a later run retries them).
+
+        Args:
+            key: From :meth:`QueryGenerator.cache_key`.
+            result: The accepted result.
+            model_name: Recorded for humans reading the file.
+            prompt_version: Recorded for humans reading the file.
+        """
+        if not result.ok:
+            return
+        entry = {"key": key, "model": model_name, "prompt_version": prompt_version, "result": result.to_dict()}
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            needs_newline = self._ends_without_newline()
+            with self.path.open("a", encoding="utf-8") as handle:
+                if needs_newline:
+                    # a truncated last line must not swallow this entry
+                    handle.write("\n")
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            self._entries[key] = entry
+
+    def store(self, generator: QueryGenerator, request: GenerationRequest, result: GenerationResult) -> None:
+        """Append ``result`` under ``generator``'s key for ``request``."""
+        self.put(
+            generator.cache_key(request),
+            result,
+            model_name=generator.model_name,
+            prompt_version=generator.prompt_version,
+        )
+
+    def _ends_without_newline(self) -> bool:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return False
+        with self.path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"

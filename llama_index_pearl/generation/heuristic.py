@@ -1,0 +1,244 @@
+"""Query generation without an LLM: templated questions and profiled column choices.
+
+The default when no LLM is configured. It follows the same recipe the prompts ask
+of an LLM: anchor on a distinctive value of the first table (taken from rows that
+actually join), name the middle table's entity for a 3-table path, and ask for
+descriptive attributes of the far table, in plain words (``stadium_id`` ->
+"stadium"). Columns are the join keys plus the most distinctive descriptive
+columns, 3 to 5 per table. Output depends only on the tables, the path and the
+seed, so a rebuild reproduces it exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from llama_index_pearl.generation.base import (
+    GeneratedQuery,
+    GenerationRequest,
+    GenerationResult,
+    PathRequest,
+    QueryGenerator,
+)
+from llama_index_pearl.generation.rows import resolve_column, shown_rows
+from llama_index_pearl.table import Table, cell_text
+
+__all__ = ["HEURISTIC_VERSION", "ColumnProfile", "HeuristicQueryGenerator", "humanize", "profile_columns"]
+
+HEURISTIC_VERSION = "heuristic-1"
+PROFILE_ROWS = 500
+_NAME_HINTS = {
+    "name", "title", "label", "city", "country", "nation", "nationality", "place", "location", "state",
+    "type", "category", "genre", "description", "song", "album", "team", "brand", "model", "language",
+    "airline", "airport", "school", "company", "address", "street", "district", "region", "role", "theme",
+}  # fmt: skip
+_NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?%?$")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def humanize(name: str) -> str:
+    """Plain words for a column or table name: ``Stadium_ID`` -> "stadium", ``db__singer`` -> "singer"."""
+    name = str(name).split("__")[-1]
+    words = _CAMEL.sub(" ", name).replace("_", " ").replace("-", " ").lower().split()
+    if len(words) > 1 and words[-1] in {"id", "ids", "key", "fk", "code", "no", "num"}:
+        words = words[:-1]
+    return " ".join(words) or str(name)
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """Why a column is (not) a good anchor or target."""
+
+    name: str
+    text_ratio: float  # non-numeric share of non-empty cells
+    distinct_ratio: float
+    proper_ratio: float  # share of cells that look like proper nouns
+    hinted: bool  # the name says name/title/city/...
+    id_like: bool
+
+    @property
+    def score(self) -> float:
+        base = self.text_ratio + 0.8 * self.distinct_ratio + 0.5 * self.proper_ratio + (1.0 if self.hinted else 0.0)
+        return base - (1.5 if self.id_like else 0.0)
+
+
+def _proper(value: str) -> bool:
+    return 1 < len(value) <= 60 and any(c.isalpha() for c in value) and value[0].isupper()
+
+
+def profile_columns(table: Table) -> list[ColumnProfile]:
+    """Profile every column of ``table`` on its first rows."""
+    profiles = []
+    for column in table.columns:
+        cells = [cell_text(v).strip() for v in table.df[column].head(PROFILE_ROWS).tolist()]
+        cells = [c for c in cells if c]
+        n = len(cells) or 1
+        numeric = sum(1 for c in cells if _NUMBER.match(c))
+        words = set(humanize(column).split()) | set(column.lower().replace("_", " ").split())
+        id_like = column.lower() == "id" or (column.lower().endswith(("_id", "id")) and numeric == len(cells))
+        profiles.append(
+            ColumnProfile(
+                name=column,
+                text_ratio=1 - numeric / n if cells else 0.0,
+                distinct_ratio=len(set(cells)) / n if cells else 0.0,
+                proper_ratio=sum(1 for c in cells if _proper(c)) / n,
+                hinted=bool(words & _NAME_HINTS),
+                id_like=id_like,
+            )
+        )
+    return profiles
+
+
+def _ranked(table: Table, exclude: Sequence[str] = ()) -> list[ColumnProfile]:
+    return sorted((p for p in profile_columns(table) if p.name not in exclude), key=lambda p: -p.score)
+
+
+def choose_columns(table: Table, join_keys: Sequence[str], low: int = 3, high: int = 5) -> list[str]:
+    """Join keys first, then the most distinctive columns, ``low``..``high`` in all (fewer if the table is narrow)."""
+    chosen = [c for c in join_keys if c in table.columns][:high]
+    want = min(len(table.columns), max(low, min(high, len(chosen) + 2)))
+    for profile in _ranked(table, chosen):
+        if len(chosen) >= want:
+            break
+        chosen.append(profile.name)
+    return chosen
+
+
+def _value(table: Table, row: int, column: str) -> str:
+    return cell_text(table.df[column].iloc[row]).strip()
+
+
+def _anchor(table: Table, rows: list[int], exclude: Sequence[str], rng: random.Random) -> tuple[str, str, int] | None:
+    """(column, value, row) of a distinctive proper-noun-like cell among ``rows``, overlapping rows first."""
+    ranked = [p for p in _ranked(table, exclude) if p.text_ratio > 0.5] or _ranked(table, exclude)
+    for profile in ranked[:2]:
+        candidates = [(r, _value(table, r, profile.name)) for r in rows]
+        good = [(r, v) for r, v in candidates if len(v) > 1 and not _NUMBER.match(v)][:3]
+        if good:
+            row, value = good[rng.randrange(len(good))] if len(good) > 1 else good[0]
+            return profile.name, value, row
+    return None
+
+
+def _anchor_phrase(entity: str, column: str, value: str) -> str:
+    col = humanize(column)
+    if col in {"name", "title"} or col.endswith((" name", " title")) or col == entity:
+        return f'{entity} "{value}"'
+    return f'{entity} whose {col} is "{value}"'
+
+
+def _join(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+class HeuristicQueryGenerator(QueryGenerator):
+    """LLM-free generator: deterministic templated questions and column subsets.
+
+    Args:
+        n_single: Questions per table for single-hop requests (at most the
+            request's ``n_questions``); templates beyond a few add near-duplicates.
+        seed: Varies which of the first matching rows anchors a question.
+        max_rows: Rows considered per table (join-overlapping rows first).
+    """
+
+    prompt_version = HEURISTIC_VERSION
+
+    def __init__(self, n_single: int = 2, seed: int = 0, max_rows: int = 10) -> None:
+        self.n_single = n_single
+        self.seed = seed
+        self.max_rows = max_rows
+        self.model_name = f"heuristic(n_single={n_single},seed={seed})"
+
+    async def agenerate(self, request: GenerationRequest) -> GenerationResult:
+        """Generate for one request (no I/O; async only to share the interface)."""
+        return self.generate_now(request)
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        return self.generate_now(request)
+
+    def generate_now(self, request: GenerationRequest) -> GenerationResult:
+        """Synchronous generation without an event loop.
+
+        Args:
+            request: A path or single-table request.
+
+        Returns:
+            One query for a path, up to ``n_single`` for a table.
+        """
+        rng = random.Random(f"{self.seed}:{request.request_id}")
+        rows = shown_rows(request, self.max_rows)
+        if isinstance(request, PathRequest):
+            queries = [self._path_query(request, rows, rng)]
+        else:
+            queries = self._single_queries(request.table, rows[request.table.id], request.n_questions, rng)
+        if not queries:
+            return GenerationResult(request.request_id, skipped_reason="no usable rows", attempts=1)
+        return GenerationResult(request.request_id, queries=queries, attempts=1)
+
+    def _path_query(self, request: PathRequest, rows: dict[str, list[int]], rng: random.Random) -> GeneratedQuery:
+        path, tables = request.path, request.table_list
+        columns: dict[str, list[str]] = {}
+        for table in tables:
+            keys = [k for k in (resolve_column(table, c) for c in path.join_columns(table.id)) if k]
+            columns[table.id] = choose_columns(table, keys)
+        first, far = tables[0], tables[-1]
+        entity = humanize(first.name or first.id)
+        anchor = _anchor(first, rows[first.id], path.join_columns(first.id), rng)
+        if anchor is None:
+            subject = f"the {entity}"
+        else:
+            column, value, _ = anchor
+            subject = f"the {_anchor_phrase(entity, column, value)}"
+            if column not in columns[first.id]:
+                columns[first.id] = [*columns[first.id][:4], column]
+        far_keys = set(path.join_columns(far.id))
+        targets = [humanize(c) for c in columns[far.id] if c not in far_keys][:2] or [humanize(far.name or far.id)]
+        far_entity = humanize(far.name or far.id)
+        if len(tables) >= 3:
+            middle = humanize(tables[1].name or tables[1].id)
+            question = f"What is the {_join(targets)} of the {far_entity} linked to the {middle} of {subject}?"
+        else:
+            question = f"What is the {_join(targets)} of the {far_entity} for {subject}?"
+        return GeneratedQuery(question, columns)
+
+    def _single_queries(self, table: Table, rows: list[int], n: int, rng: random.Random) -> list[GeneratedQuery]:
+        entity = humanize(table.name or table.id)
+        ranked = _ranked(table)
+        numeric = [p.name for p in ranked if p.text_ratio < 0.2 and not p.id_like]
+        queries: list[GeneratedQuery] = []
+        order = list(rows)
+        rng.shuffle(order)
+        used_rows: set[int] = set()
+        for k in range(min(n, self.n_single)):
+            anchor = _anchor(table, [r for r in order if r not in used_rows] or order, (), rng)
+            if anchor is None:
+                if k == 0:  # no text to anchor on (all-numeric table): still describe what it holds
+                    cols = [p.name for p in ranked[:3]]
+                    wanted = _join([humanize(c) for c in cols])
+                    queries.append(GeneratedQuery(f"What are the {wanted} of each {entity}?", {table.id: cols}))
+                break
+            column, value, row = anchor
+            used_rows.add(row)
+            others = [p.name for p in ranked if p.name != column]
+            targets = others[k % max(1, len(others)) :][:2] or others[:2]
+            cols = [column, *targets]
+            if k % 2 == 1 and numeric and numeric[0] != column:
+                question = f"Which {entity} has the highest {humanize(numeric[0])}, and what is its {humanize(column)}?"
+                cols = [column, numeric[0], *targets]
+            elif targets:
+                wanted = _join([humanize(t) for t in targets])
+                question = f"What is the {wanted} of the {_anchor_phrase(entity, column, value)}?"
+            else:
+                question = f"Which {entity} is {value}?"
+            for p in ranked:
+                if len(cols) >= min(3, len(table.columns)):
+                    break
+                if p.name not in cols:
+                    cols.append(p.name)
+            queries.append(GeneratedQuery(question, {table.id: list(dict.fromkeys(cols))[:5]}))
+        return queries

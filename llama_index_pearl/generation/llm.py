@@ -1,0 +1,192 @@
+"""LLM-backed query generation: one call per join path (paper section 3.1.2).
+
+Any LlamaIndex LLM works; the expected one is ``OpenAILike`` pointed at a local
+vLLM / Ollama / llama.cpp server. Retries live here and only here: construct the
+LLM with ``max_retries=0``: ``OpenAILike`` hands ``max_retries`` both to its own
+tenacity retry decorator and to the openai client it builds, so with the default
+of 3 one dead path costs up to 3 x 4 HTTP calls (each up to the client timeout,
+with sleeps between them) before our ``max_attempts`` even start counting.
+
+Example::
+
+    llm = OpenAILike(model="qwen2.5-7b-instruct", api_base="http://localhost:8000/v1",
+                     api_key="x", is_chat_model=True, max_retries=0, timeout=60)
+    generator = LLMQueryGenerator(llm)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.llms import LLM
+
+from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator
+from llama_index_pearl.generation.parsing import ParseRejection, parse_answer
+from llama_index_pearl.generation.prompts import (
+    DEFAULT_CELL_CHARS,
+    DEFAULT_DATA_TOKENS,
+    PROMPT_VERSION,
+    PromptMessages,
+    build_messages,
+    corrective_message,
+)
+
+__all__ = ["LLMQueryGenerator", "supports_json_mode"]
+
+logger = logging.getLogger(__name__)
+
+JSON_RESPONSE_FORMAT = {"type": "json_object"}
+_OPENAI_CLASSES = {"OpenAI", "OpenAILike", "AzureOpenAI"}
+
+
+def supports_json_mode(llm: LLM) -> bool:
+    """Whether ``response_format={"type": "json_object"}`` can be passed to ``achat``.
+
+    The openai-family LLMs forward extra ``achat`` keyword arguments into the
+    request body; other integrations may reject unknown arguments, so they get
+    plain prompting (the parser copes with prose and code fences anyway).
+    """
+    if not any(cls.__name__ in _OPENAI_CLASSES for cls in type(llm).__mro__):
+        return False
+    try:
+        return bool(llm.metadata.is_chat_model)
+    except Exception:
+        return False
+
+
+def _estimate(text: str) -> int:
+    return max(1, (len(text) + 3) // 4)
+
+
+def _reported_usage(response: Any) -> tuple[int, int] | None:
+    """(prompt, completion) tokens as the server reported them, if it did."""
+    raw = getattr(response, "raw", None)
+    usage = raw.get("usage") if isinstance(raw, Mapping) else getattr(raw, "usage", None)
+    if usage is None:
+        extra = getattr(response, "additional_kwargs", None) or {}
+        usage = extra if "prompt_tokens" in extra else None
+    if usage is None:
+        return None
+    get = usage.get if isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    prompt, completion = get("prompt_tokens"), get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int):
+        return None
+    return prompt, completion
+
+
+class LLMQueryGenerator(QueryGenerator):
+    """Generates PEARL questions and column subsets with an LLM.
+
+    Args:
+        llm: Any LlamaIndex LLM; chat models get a system and a user message,
+            others one completion prompt.
+        timeout: Seconds one LLM call may take before it counts as a failed attempt.
+        max_attempts: LLM calls per request at most. A rejected answer is followed
+            by a short corrective message; HTTP errors and timeouts resend.
+        max_rows: Rows shown per table.
+        json_mode: Ask for a JSON object response; ``None`` decides from the LLM
+            class (openai-family chat models).
+        backoff: Seconds to wait after a failed call, doubling per attempt.
+        cell_chars: Cells longer than this are clipped in the prompt.
+        data_tokens: Token budget for the rows in one prompt; ``None`` for no limit.
+        model_name: Overrides the name used in the cache key.
+    """
+
+    prompt_version = PROMPT_VERSION
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        timeout: float = 60.0,
+        max_attempts: int = 2,
+        max_rows: int = 10,
+        json_mode: bool | None = None,
+        backoff: float = 1.0,
+        cell_chars: int = DEFAULT_CELL_CHARS,
+        data_tokens: int | None = DEFAULT_DATA_TOKENS,
+        model_name: str | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.llm = llm
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.max_rows = max_rows
+        self.json_mode = supports_json_mode(llm) if json_mode is None else json_mode
+        self.backoff = backoff
+        self.cell_chars = cell_chars
+        self.data_tokens = data_tokens
+        self.model_name = model_name or str(getattr(llm, "model", None) or llm.metadata.model_name)
+
+    def build_prompt(self, request: GenerationRequest) -> PromptMessages:
+        """The prompt this generator sends for ``request`` (no LLM call)."""
+        return build_messages(request, max_rows=self.max_rows, cell_chars=self.cell_chars, data_tokens=self.data_tokens)
+
+    async def _call(self, messages: list[ChatMessage]) -> tuple[str, int, int, bool]:
+        """One LLM call -> (text, prompt tokens, completion tokens, estimated)."""
+        kwargs: dict[str, Any] = {"response_format": JSON_RESPONSE_FORMAT} if self.json_mode else {}
+        if self.llm.metadata.is_chat_model:
+            response: Any = await self.llm.achat(messages, **kwargs)
+            text = response.message.content or ""
+            prompt_text = "\n".join(m.content or "" for m in messages)
+        else:
+            prompt_text = "\n\n".join(m.content or "" for m in messages)
+            response = await self.llm.acomplete(prompt_text, **kwargs)
+            text = response.text or ""
+        usage = _reported_usage(response)
+        if usage is None:
+            return text, _estimate(prompt_text), _estimate(text), True
+        return text, usage[0], usage[1], False
+
+    async def agenerate(self, request: GenerationRequest) -> GenerationResult:
+        """Generate for one request; never raises for a failing LLM or a bad answer.
+
+        Args:
+            request: A path or single-table request.
+
+        Returns:
+            The accepted queries, or a result whose ``skipped_reason`` says why not.
+        """
+        prompt = self.build_prompt(request)
+        messages = [
+            ChatMessage(role=MessageRole.SYSTEM, content=prompt.system),
+            ChatMessage(role=MessageRole.USER, content=prompt.user),
+        ]
+        result = GenerationResult(request_id=request.request_id)
+        reason = "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            result.attempts = attempt
+            try:
+                text, p_tokens, c_tokens, estimated = await asyncio.wait_for(self._call(messages), self.timeout)
+            except asyncio.TimeoutError:
+                reason = f"LLM call timed out after {self.timeout:g}s"
+            except Exception as exc:  # any transport/server error is one failed attempt, not a crash
+                reason = f"LLM call failed: {type(exc).__name__}: {str(exc)[:200]}"
+                if self.json_mode and "response_format" in str(exc):
+                    logger.info("%s rejected response_format; continuing without JSON mode", self.model_name)
+                    self.json_mode = False
+            else:
+                result.prompt_tokens += p_tokens
+                result.completion_tokens += c_tokens
+                result.tokens_estimated |= estimated
+                try:
+                    result.queries = parse_answer(text, request.table_list, expected=request.expected_questions)
+                    return result
+                except ParseRejection as rejection:
+                    reason = f"rejected answer: {rejection.reason}"
+                    messages = [
+                        *messages[:2],
+                        ChatMessage(role=MessageRole.ASSISTANT, content=text[:2000]),
+                        ChatMessage(role=MessageRole.USER, content=corrective_message(rejection.reason)),
+                    ]
+                    continue
+            if attempt < self.max_attempts and self.backoff > 0:
+                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+        result.skipped_reason = reason
+        logger.warning("Skipping %s after %d attempt(s): %s", request.describe(), result.attempts, reason)
+        return result

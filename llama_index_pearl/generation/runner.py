@@ -1,0 +1,226 @@
+"""Drive a generator over many requests: bounded concurrency, cache, progress, cost report.
+
+Retries happen once, inside the generator (see ``LLMQueryGenerator``); this driver
+only bounds how many requests are in flight, serves and fills the cache, and turns
+anything unexpected into a skipped request so one path never stops a build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator, run_sync
+from llama_index_pearl.generation.cache import GenerationCache
+from llama_index_pearl.generation.prompts import build_messages
+from llama_index_pearl.serialization import TokenCounter, approximate_token_count
+
+__all__ = ["GenerationReport", "GenerationRun", "agenerate_all", "estimate_prompt_tokens", "generate_all"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GenerationReport:
+    """What a generation run did and cost.
+
+    Args:
+        paths: Requests given.
+        generated: Requests answered by the generator in this run.
+        cached: Requests served from the cache (no call).
+        skipped: ``(request_id, reason)`` for every request given up.
+        prompt_tokens: Prompt tokens spent in this run (cached requests cost none).
+        completion_tokens: Completion tokens spent in this run.
+        tokens_estimated: Some counts were estimated rather than reported.
+        seconds: Wall time of the run.
+    """
+
+    paths: int = 0
+    generated: int = 0
+    cached: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["skipped"] = [{"request_id": r, "reason": why} for r, why in self.skipped]
+        return data
+
+
+@dataclass
+class GenerationRun:
+    """Results aligned with the requests, and the run's report."""
+
+    results: list[GenerationResult]
+    report: GenerationReport
+
+    @property
+    def by_id(self) -> dict[str, GenerationResult]:
+        return {r.request_id: r for r in self.results}
+
+
+def _as_cache(cache: GenerationCache | str | os.PathLike[str] | None) -> GenerationCache | None:
+    if cache is None or isinstance(cache, GenerationCache):
+        return cache
+    return GenerationCache(cache)
+
+
+def _guard_timeout(generator: QueryGenerator) -> float | None:
+    """Outer limit per request: every attempt timing out plus backoff, with slack."""
+    per_call = getattr(generator, "timeout", None)
+    if not isinstance(per_call, (int, float)):
+        return None
+    attempts = int(getattr(generator, "max_attempts", 1))
+    backoff = float(getattr(generator, "backoff", 0.0))
+    return per_call * attempts + backoff * (2**attempts) + 5.0
+
+
+async def agenerate_all(
+    generator: QueryGenerator,
+    requests: Sequence[GenerationRequest],
+    *,
+    concurrency: int = 4,
+    cache: GenerationCache | str | os.PathLike[str] | None = None,
+    show_progress: bool = False,
+) -> GenerationRun:
+    """Generate for every request, at most ``concurrency`` at a time.
+
+    Args:
+        generator: The query generator.
+        requests: Path and/or single-table requests.
+        concurrency: Requests in flight at once (match the server's parallel slots).
+        cache: A cache, or a file/directory for one; accepted results are
+            appended as they arrive and cached requests make no call.
+        show_progress: Show a tqdm progress bar.
+
+    Returns:
+        Results in request order, and a report. Never raises for a single
+        failing request: it is skipped with a warning naming it.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    started = time.perf_counter()
+    store = _as_cache(cache)
+    semaphore = asyncio.Semaphore(concurrency)
+    guard = _guard_timeout(generator)
+    report = GenerationReport(paths=len(requests))
+    bar = tqdm(total=len(requests), disable=not show_progress, desc="Generating queries", unit="req")
+
+    async def one(request: GenerationRequest) -> GenerationResult:
+        try:
+            key = generator.cache_key(request) if store is not None else None
+            hit = store.get(key) if store is not None and key is not None else None
+            if hit is not None:
+                return hit
+            async with semaphore:
+                result = await asyncio.wait_for(generator.agenerate(request), guard)
+            if store is not None and key is not None and result.ok:
+                store.put(key, result, model_name=generator.model_name, prompt_version=generator.prompt_version)
+            return result
+        except asyncio.TimeoutError:
+            reason = f"generation timed out (limit {guard}s)"
+        except Exception as exc:  # one broken request must not stop the build
+            reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        logger.warning("Skipping %s: %s", request.describe(), reason)
+        return GenerationResult(request_id=request.request_id, skipped_reason=reason)
+
+    async def tracked(request: GenerationRequest) -> GenerationResult:
+        result = await one(request)
+        bar.update(1)
+        return result
+
+    try:
+        results = list(await asyncio.gather(*(tracked(r) for r in requests)))
+    finally:
+        bar.close()
+    for result in results:
+        if result.cached:
+            report.cached += 1
+            continue
+        report.prompt_tokens += result.prompt_tokens
+        report.completion_tokens += result.completion_tokens
+        report.tokens_estimated |= result.tokens_estimated
+        if result.ok:
+            report.generated += 1
+        else:
+            report.skipped.append((result.request_id, result.skipped_reason or "no query"))
+    report.seconds = time.perf_counter() - started
+    logger.info(
+        "Query generation: %d requests, %d generated, %d cached, %d skipped, %d prompt + %d completion tokens, %.1fs",
+        report.paths,
+        report.generated,
+        report.cached,
+        len(report.skipped),
+        report.prompt_tokens,
+        report.completion_tokens,
+        report.seconds,
+    )
+    return GenerationRun(results, report)
+
+
+def generate_all(
+    generator: QueryGenerator,
+    requests: Sequence[GenerationRequest],
+    *,
+    concurrency: int = 4,
+    cache: GenerationCache | str | os.PathLike[str] | None = None,
+    show_progress: bool = False,
+) -> GenerationRun:
+    """Synchronous :func:`agenerate_all`; inside a running event loop it runs on a worker thread.
+
+    Args:
+        generator: The query generator.
+        requests: Path and/or single-table requests.
+        concurrency: Requests in flight at once.
+        cache: A cache, or a file/directory for one.
+        show_progress: Show a tqdm progress bar.
+
+    Returns:
+        As :func:`agenerate_all`.
+    """
+    return run_sync(
+        lambda: agenerate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
+    )
+
+
+def estimate_prompt_tokens(
+    requests: Sequence[GenerationRequest],
+    *,
+    generator: QueryGenerator | None = None,
+    count_tokens: TokenCounter = approximate_token_count,
+    max_rows: int = 10,
+) -> dict[str, float]:
+    """Build every prompt without calling an LLM and count its tokens (a dry run).
+
+    Args:
+        requests: The requests a build would send.
+        generator: Uses its ``build_prompt`` (and settings) when it has one.
+        count_tokens: Batch token counter; ~4 characters a token by default.
+        max_rows: Rows per table when no generator is given.
+
+    Returns:
+        ``{"paths": n, "prompt_tokens": total, "per_path_avg": avg, "max_prompt_tokens": max}``.
+    """
+    build = getattr(generator, "build_prompt", None)
+    texts = []
+    for request in requests:
+        prompt = build(request) if build is not None else build_messages(request, max_rows=max_rows)
+        texts.append(prompt.text())
+    counts = count_tokens(texts) if texts else []
+    total = int(sum(counts))
+    return {
+        "paths": len(requests),
+        "prompt_tokens": total,
+        "per_path_avg": total / len(requests) if requests else 0.0,
+        "max_prompt_tokens": max(counts, default=0),
+    }

@@ -1,0 +1,147 @@
+"""PearlTableIndex build, retrieval by max-pooling, model resolution, engines and async."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from llama_index.core import Settings
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+
+from llama_index_pearl import PearlRetriever, PearlTableIndex
+from llama_index_pearl.index import build_vector_index
+from llama_index_pearl.units import UnitKind, make_unit, original_unit
+
+
+def test_from_tables_builds_one_original_unit_per_table(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert sorted(u.metadata["table_ids"][0] for u in index.units) == ["concert", "singer", "stadium"]
+    assert {u.metadata["kind"] for u in index.units} == {"original"}
+    assert index.report.units_by_kind == {"original": 3}
+
+
+def test_unit_metadata_is_not_embedded(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    unit = index.units[0]
+    assert "table_ids" not in unit.get_content(metadata_mode="embed")
+    assert unit.get_content(metadata_mode="embed") == unit.text
+
+
+def test_retriever_returns_one_node_per_table_with_table_text(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    nodes = index.as_retriever(similarity_top_k=2).retrieve("stadium name capacity Wembley")
+    assert nodes[0].node.metadata["table_id"] == "stadium"
+    assert "Columns: stadium_id | stadium_name | capacity" in nodes[0].node.text
+    assert nodes[0].node.metadata["matched_kind"] == "original"
+    assert len({n.node.metadata["table_id"] for n in nodes}) == 2
+
+
+def test_as_retriever_is_a_pearl_retriever(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert isinstance(index.as_retriever(), PearlRetriever)
+
+
+def _index_with_units(tables, embedding, extra_units):
+    index = PearlTableIndex.from_tables(tables, embed_model=embedding)
+    units = [original_unit(t, index.serializer) for t in index.tables.values()] + extra_units(index)
+    vector_index = build_vector_index(units, embedding)
+    return PearlTableIndex(list(index.tables.values()), vector_index, embedding, index.config, units)
+
+
+def test_joined_unit_lifts_every_table_it_names(music_tables, hashing_embedding):
+    def joined(index):
+        views = [index.serializer.view(index.tables[t]) for t in ("singer", "concert")]
+        return [make_unit(UnitKind.EXPLICIT, views, index.serializer, question="zebra quokka", path_id="p1")]
+
+    index = _index_with_units(music_tables, hashing_embedding, joined)
+    nodes = index.as_retriever(similarity_top_k=2).retrieve("zebra quokka")
+    assert {n.node.metadata["table_id"] for n in nodes} == {"singer", "concert"}
+    assert nodes[0].score == pytest.approx(nodes[1].score)
+    assert nodes[0].node.metadata["matched_kind"] == "explicit"
+    assert nodes[0].node.metadata["matched_question"] == "zebra quokka"
+
+
+def test_overfetch_finds_k_tables_when_one_table_owns_the_top_units(hashing_embedding):
+    tables = {f"t{i}": pd.DataFrame({"col": [f"word{i}"]}) for i in range(6)}
+
+    def many_views_of_t0(index):
+        view = index.serializer.view(index.tables["t0"])
+        return [
+            make_unit(UnitKind.SINGLE_HOP, [view], index.serializer, question=f"alpha beta {i}", key=str(i))
+            for i in range(40)
+        ]
+
+    index = _index_with_units(tables, hashing_embedding, many_views_of_t0)
+    retriever = index.as_retriever(similarity_top_k=4, fetch_k=2)
+    nodes = retriever.retrieve("alpha beta")
+    assert len(nodes) == 4 and nodes[0].node.metadata["table_id"] == "t0"
+    exact = PearlRetriever(index, similarity_top_k=4, fetch_k=len(index.units)).retrieve("alpha beta")
+    assert [(n.node.metadata["table_id"], round(n.score, 6)) for n in nodes] == [
+        (n.node.metadata["table_id"], round(n.score, 6)) for n in exact
+    ]
+
+
+def test_asking_for_more_tables_than_exist_returns_all(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert len(index.as_retriever(similarity_top_k=10).retrieve("anything")) == 3
+
+
+async def test_async_retrieval_matches_sync(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    retriever = index.as_retriever(similarity_top_k=3)
+    sync = [(n.node.metadata["table_id"], n.score) for n in retriever.retrieve("singer name Ann")]
+    asynchronous = [(n.node.metadata["table_id"], n.score) for n in await retriever.aretrieve("singer name Ann")]
+    assert asynchronous == sync
+
+
+def test_retriever_works_inside_a_query_engine_with_mock_llm(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=2), llm=MockLLM())
+    response = engine.query("Which stadium is Wembley?")
+    assert response.source_nodes[0].node.metadata["table_id"] == "stadium"
+
+
+def test_as_query_engine_and_chat_engine_answer_with_mock_llm(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert index.as_query_engine(llm=MockLLM()).query("Wembley capacity").source_nodes
+    assert str(index.as_chat_engine(llm=MockLLM()).chat("Wembley capacity")) is not None
+
+
+def test_explicit_settings_embed_model_is_used(music_tables, hashing_embedding, monkeypatch):
+    monkeypatch.setattr(Settings, "_embed_model", hashing_embedding)
+    index = PearlTableIndex.from_tables(music_tables)
+    assert index.embed_model is hashing_embedding
+
+
+def test_no_llm_anywhere_means_none(music_tables, hashing_embedding, monkeypatch):
+    monkeypatch.setattr(Settings, "_llm", None)
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert index._llm is None
+
+
+def test_user_vector_store_is_honoured(music_tables, hashing_embedding):
+    from llama_index.core import StorageContext
+    from llama_index.core.vector_stores import SimpleVectorStore
+
+    store = SimpleVectorStore()
+    index = PearlTableIndex.from_tables(
+        music_tables, embed_model=hashing_embedding, storage_context=StorageContext.from_defaults(vector_store=store)
+    )
+    assert index.vector_index.vector_store is store
+    assert index.as_retriever(similarity_top_k=1).retrieve("Wembley Maracana")[0].node.metadata["table_id"] == "stadium"
+
+
+def test_header_only_table_is_indexed_by_schema(hashing_embedding):
+    index = PearlTableIndex.from_tables(
+        {"empty_orders": pd.DataFrame(columns=["order_id", "customer"]), "x": pd.DataFrame({"y": [1]})},
+        embed_model=hashing_embedding,
+    )
+    top = index.as_retriever(similarity_top_k=1).retrieve("order customer")[0]
+    assert top.node.metadata["table_id"] == "empty_orders"
+
+
+def test_real_minilm_ranks_the_obvious_table_first(music_tables, minilm):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=minilm)
+    nodes = index.as_retriever(similarity_top_k=3).retrieve("What is the capacity of Wembley stadium?")
+    assert nodes[0].node.metadata["table_id"] == "stadium"
+    assert 0.0 < nodes[0].score <= 1.0

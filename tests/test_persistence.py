@@ -1,0 +1,102 @@
+"""persist/load round-trips without pickle; bad folders fail clearly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from embeddings import HashingEmbedding
+
+from llama_index_pearl import PearlTableIndex
+
+
+@pytest.fixture
+def built(music_tables, hashing_embedding, tmp_path):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    index.persist(tmp_path / "idx")
+    return index, tmp_path / "idx"
+
+
+def _ranked(index, question):
+    return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
+
+
+def test_round_trip_gives_identical_scores(built, hashing_embedding):
+    index, folder = built
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
+    for question in ("Wembley capacity", "singer Ann Lee", "concert Gala"):
+        assert _ranked(loaded, question) == _ranked(index, question)
+
+
+def test_round_trip_keeps_tables_config_and_graph(built, hashing_embedding):
+    index, folder = built
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
+    assert loaded.tables["stadium"].columns == index.tables["stadium"].columns
+    assert loaded.table_text("stadium") == index.table_text("stadium")
+    assert loaded.config == index.config
+    assert set(loaded.join_graph.nodes) == {"singer", "concert", "stadium"}
+
+
+def test_folder_holds_no_pickle(built):
+    _, folder = built
+    for path in folder.iterdir():
+        assert not path.read_bytes().startswith(b"\x80"), f"{path.name} looks like a pickle"
+
+
+def test_missing_folder_is_reported(tmp_path, hashing_embedding):
+    with pytest.raises(ValueError, match="does not exist"):
+        PearlTableIndex.load(tmp_path / "nope", embed_model=hashing_embedding)
+
+
+def test_folder_without_manifest_is_not_an_index(tmp_path, hashing_embedding):
+    (tmp_path / "x").mkdir()
+    with pytest.raises(ValueError, match="pearl.json is missing"):
+        PearlTableIndex.load(tmp_path / "x", embed_model=hashing_embedding)
+
+
+def test_partial_folder_names_the_missing_file(built, hashing_embedding):
+    _, folder = built
+    (folder / "docstore.json").unlink()
+    with pytest.raises(ValueError, match="missing docstore.json"):
+        PearlTableIndex.load(folder, embed_model=hashing_embedding)
+
+
+def test_other_format_version_is_refused(built, hashing_embedding):
+    _, folder = built
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest["format_version"] = 99
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="format version 99"):
+        PearlTableIndex.load(folder, embed_model=hashing_embedding)
+
+
+def test_other_embedding_dimension_is_refused_with_both_dimensions(built):
+    _, folder = built
+    with pytest.raises(ValueError, match=r"dimension 64.*dimension 32"):
+        PearlTableIndex.load(folder, embed_model=HashingEmbedding(dim=32))
+
+
+def test_corrupted_tables_file_names_file_and_line(built, hashing_embedding):
+    _, folder = built
+    (folder / "tables.jsonl").write_text('{"id": "x"\n')
+    with pytest.raises(ValueError, match=r"tables.jsonl.*line 1"):
+        PearlTableIndex.load(folder, embed_model=hashing_embedding)
+
+
+def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
+    _, folder = built
+    (folder / "default__vector_store.json").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="Corrupted FAISS file"):
+        PearlTableIndex.load(folder, embed_model=hashing_embedding)
+
+
+def test_storage_context_route_round_trips(built, hashing_embedding):
+    from llama_index.core import StorageContext
+    from llama_index.vector_stores.faiss import FaissVectorStore
+
+    index, folder = built
+    storage = StorageContext.from_defaults(
+        vector_store=FaissVectorStore.from_persist_dir(str(folder)), persist_dir=str(folder)
+    )
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding, storage_context=storage)
+    assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")

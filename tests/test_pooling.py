@@ -1,0 +1,28 @@
+"""Max-pooling unit scores to table scores."""
+
+from __future__ import annotations
+
+from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size
+
+
+def test_table_score_is_its_best_unit():
+    hits = [UnitHit("u1", ["a"], 0.4), UnitHit("u2", ["a"], 0.9), UnitHit("u3", ["b"], 0.5)]
+    pooled = max_pool(hits)
+    assert [(t.table_id, t.score, t.unit_id) for t in pooled] == [("a", 0.9, "u2"), ("b", 0.5, "u3")]
+
+
+def test_a_unit_shared_by_two_tables_scores_both():
+    hits = [UnitHit("joined", ["a", "b"], 0.8), UnitHit("orig_b", ["b"], 0.3), UnitHit("orig_c", ["c"], 0.5)]
+    pooled = max_pool(hits)
+    assert [(t.table_id, t.score) for t in pooled] == [("a", 0.8), ("b", 0.8), ("c", 0.5)]
+    assert pooled[1].unit_id == "joined"
+
+
+def test_k_cuts_the_ranking():
+    hits = [UnitHit(f"u{i}", [f"t{i}"], 1.0 - i / 10) for i in range(5)]
+    assert [t.table_id for t in max_pool(hits, k=2)] == ["t0", "t1"]
+
+
+def test_fetch_schedule_grows_and_stops_at_corpus_size():
+    assert next_fetch_size(8, 100) == 32
+    assert next_fetch_size(64, 100) == 100

@@ -1,0 +1,123 @@
+"""Tables in: every supported source, and bad input reported by name."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from llama_index_pearl import Table, load_tables
+from llama_index_pearl.table import ForeignKey, cell_text
+
+
+def _write_db(path):
+    connection = sqlite3.connect(path)
+    connection.executescript(
+        """
+        CREATE TABLE stadium (stadium_id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, stadium_id INTEGER REFERENCES stadium(stadium_id));
+        INSERT INTO stadium VALUES (1, 'Wembley');
+        INSERT INTO concert VALUES (10, 1);
+        """
+    )
+    connection.commit()
+    connection.close()
+
+
+def test_dict_of_dataframes_keeps_keys_as_ids():
+    tables = load_tables({"a": pd.DataFrame({"x": [1]}), "b": pd.DataFrame({"y": [2]})})
+    assert [t.id for t in tables] == ["a", "b"]
+
+
+def test_table_objects_keep_title_and_description():
+    table = Table(id="t", df=pd.DataFrame({"x": [1]}), title="Page", description="About t")
+    assert load_tables([table])[0].title == "Page"
+
+
+def test_csv_folder_uses_file_stems_as_ids(tmp_path):
+    (tmp_path / "singer.csv").write_text("singer_id,name\n007,Joe\n")
+    (tmp_path / "notes.txt").write_text("ignored")
+    tables = load_tables(tmp_path)
+    assert [t.id for t in tables] == ["singer"]
+    assert tables[0].df.iloc[0, 0] == "007"  # leading zeros survive: cells are read as text
+
+
+def test_list_of_csv_and_parquet_files(tmp_path):
+    pd.DataFrame({"x": [1, 2]}).to_parquet(tmp_path / "p.parquet")
+    (tmp_path / "c.csv").write_text("y\n3\n")
+    tables = load_tables([tmp_path / "p.parquet", str(tmp_path / "c.csv")])
+    assert [t.id for t in tables] == ["p", "c"]
+
+
+def test_sqlalchemy_url_reads_every_table_and_declared_foreign_keys(tmp_path):
+    _write_db(tmp_path / "m.db")
+    tables = {t.id: t for t in load_tables(f"sqlite:///{tmp_path / 'm.db'}")}
+    assert set(tables) == {"stadium", "concert"}
+    assert tables["concert"].foreign_keys == [ForeignKey("stadium_id", "stadium", "stadium_id")]
+
+
+def test_sqlalchemy_engine_and_llamaindex_sqldatabase(tmp_path):
+    import sqlalchemy as sa
+    from llama_index.core import SQLDatabase
+
+    _write_db(tmp_path / "m.db")
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    assert len(load_tables(engine)) == 2
+    assert len(load_tables(SQLDatabase(engine))) == 2
+
+
+def test_duplicate_table_ids_are_named(tmp_path):
+    table = Table(id="dup", df=pd.DataFrame({"x": [1]}))
+    with pytest.raises(ValueError, match="Duplicate table id 'dup'"):
+        load_tables([table, Table(id="dup", df=pd.DataFrame({"y": [1]}))])
+
+
+def test_table_without_columns_is_named():
+    with pytest.raises(ValueError, match="Table 'empty' has no columns"):
+        load_tables({"empty": pd.DataFrame()})
+
+
+def test_duplicate_columns_after_normalisation_are_named():
+    df = pd.DataFrame([[1, 2]], columns=["Name", " name "])
+    with pytest.raises(ValueError, match=r"Table 'people' has duplicate column names.*'Name'.*' name '"):
+        load_tables({"people": df})
+
+
+def test_duplicate_csv_header_is_reported_not_renamed(tmp_path):
+    (tmp_path / "twice.csv").write_text("a,a\n1,2\n")
+    with pytest.raises(ValueError, match="Table 'twice' has duplicate column names"):
+        load_tables(tmp_path)
+
+
+def test_unreadable_file_is_named(tmp_path):
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"not parquet at all")
+    with pytest.raises(ValueError, match="broken.parquet"):
+        load_tables([bad])
+
+
+def test_missing_path_is_named(tmp_path):
+    with pytest.raises(ValueError, match="nowhere"):
+        load_tables(tmp_path / "nowhere")
+
+
+def test_header_only_table_is_allowed(tmp_path):
+    (tmp_path / "schema_only.csv").write_text("id,name\n")
+    assert load_tables(tmp_path)[0].n_rows == 0
+
+
+def test_non_string_headers_are_stringified():
+    table = load_tables({"t": pd.DataFrame([[1, 2]], columns=[0, 2024])})[0]
+    assert table.columns == ["0", "2024"]
+
+
+@pytest.mark.parametrize("value", [None, np.nan, float("nan"), pd.NA, pd.NaT])
+def test_missing_values_render_as_empty_cells(value):
+    assert cell_text(value) == ""
+
+
+def test_integral_floats_render_without_trailing_zero():
+    assert cell_text(3.0) == "3"
+    assert cell_text(2.5) == "2.5"
