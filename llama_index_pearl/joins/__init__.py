@@ -1,3 +1,40 @@
-from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
+"""Join-path discovery (PEARL section 3.1.1): profiles, candidate edges, scoring, selection, join graph."""
 
-__all__ = ["ColumnPair", "JoinKind", "JoinPath"]
+from llama_index_pearl.joins.candidates import CandidateEdge
+from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, build_paths, discover_join_paths
+from llama_index_pearl.joins.evaluate import evaluate_join_discovery, format_join_report
+from llama_index_pearl.joins.graph import (
+    build_join_graph,
+    graph_from_json,
+    graph_to_json,
+    paths_from_graph,
+    read_graphml,
+    write_graphml,
+)
+from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
+from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
+from llama_index_pearl.joins.selection import default_budget, lazy_greedy
+
+__all__ = [
+    "TAU_2H",
+    "TAU_3H",
+    "CandidateEdge",
+    "ColumnPair",
+    "ColumnProfile",
+    "JoinDiscovery",
+    "JoinKind",
+    "JoinPath",
+    "build_join_graph",
+    "build_paths",
+    "default_budget",
+    "discover_join_paths",
+    "evaluate_join_discovery",
+    "format_join_report",
+    "graph_from_json",
+    "graph_to_json",
+    "lazy_greedy",
+    "paths_from_graph",
+    "profile_tables",
+    "read_graphml",
+    "write_graphml",
+]

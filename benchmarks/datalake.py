@@ -1,0 +1,180 @@
+"""Synthetic data lake with planted foreign keys, for the join-discovery scale benchmark.
+
+Entity tables own a key column (large random ints, prefixed codes, or dense
+1..n surrogate keys); fact tables (and some entity tables) hold FK columns that
+draw their values from a referenced key and name it in one of the ways real
+lakes do: ``customer_id``, ``cust_id``, ``customerId``, ``billing_customer_id``
+or an opaque ``client_ref``-style name that only the values give away. Every
+table is padded to ~10 columns with free text, floats, dates, categories and
+decoys (small ints, ``<entity>_no`` counters) that overlap each other by chance.
+
+``HashingEmbedding`` is a fast deterministic stand-in for a sentence encoder
+(character trigrams hashed into 64 dimensions), so that embedding is not what
+the scale benchmark measures.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_index_pearl.table import Table
+
+__all__ = ["HashingEmbedding", "PlantedKey", "generate_datalake"]
+
+_CONSONANTS = list("bdfgklmnprstvz")
+_VOWELS = list("aeiou")
+_WORDS = [
+    "alpha", "river", "stone", "green", "quick", "light", "north", "south", "metal", "paper", "glass", "cloud",
+    "field", "ocean", "tiger", "maple", "cedar", "amber", "delta", "sigma", "prime", "urban", "rural", "solar",
+]  # fmt: skip
+_CATEGORIES = ["active", "inactive", "pending", "closed", "yes", "no", "usa", "france", "germany", "japan"]
+
+
+@dataclass(frozen=True)
+class PlantedKey:
+    """A planted foreign key: ``table.column`` references ``ref_table.ref_column``."""
+
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+
+class HashingEmbedding(BaseEmbedding):
+    """Deterministic 64-d embedding from hashed character trigrams (no model, microseconds per text)."""
+
+    dim: int = 64
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "HashingEmbedding"
+
+    def _vector(self, text: str) -> list[float]:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        padded = f"  {text.lower()} "
+        for i in range(len(padded) - 2):
+            h = zlib.crc32(padded[i : i + 3].encode())
+            vec[h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        norm = float(np.linalg.norm(vec))
+        return (vec / norm if norm else vec).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vector(text)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+
+def _entity_names(n: int, rng: np.random.Generator) -> list[str]:
+    names: set[str] = set()
+    while len(names) < n:
+        syllables = rng.integers(2, 4)
+        names.add("".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(syllables)) + "r")
+    return sorted(names)
+
+
+def _key_values(kind: str, name: str, n: int, rng: np.random.Generator) -> list[str]:
+    if kind == "seq":
+        return [str(i) for i in range(1, n + 1)]
+    if kind == "code":
+        start = int(rng.integers(0, 900_000))
+        return [f"{name[:3].upper()}-{start + i:06d}" for i in range(n)]
+    return [str(v) for v in rng.choice(10**9, size=n, replace=False) + 10**6]
+
+
+def _fk_name(entity: str, variant: int, slot: int) -> str:
+    return [
+        f"{entity}_id",
+        f"{entity[:4]}_id",
+        f"{entity}Id",
+        f"{['billing', 'primary', 'parent', 'owner'][slot % 4]}_{entity}_id",
+        f"{['link', 'ref', 'src', 'xref'][slot % 4]}_{slot}_ref",
+    ][variant]
+
+
+def _filler(kind: str, rows: int, rng: np.random.Generator, entity: str) -> tuple[str, list[str]]:
+    if kind == "text":
+        words = rng.choice(_WORDS, size=(rows, 6))
+        return "notes", [" ".join(w) for w in words]
+    if kind == "float":
+        return "amount", [f"{v:.2f}" for v in rng.normal(100, 30, rows)]
+    if kind == "date":
+        y, m, d = rng.integers(1, 28, (3, rows))
+        return "created", [f"20{a:02d}-{b:02d}-{c:02d}" for a, b, c in zip(y, m, d, strict=True)]
+    if kind == "cat":
+        return "status", list(rng.choice(_CATEGORIES, rows))
+    if kind == "small":
+        return "quantity", [str(v) for v in rng.integers(1, 20, rows)]
+    return f"{entity}_no", [str(v) for v in rng.integers(1, 50, rows)]  # decoy: looks like a key, is a counter
+
+
+def generate_datalake(
+    n_tables: int, seed: int = 0, columns: int = 10, rows: int = 40, entity_share: float = 0.3
+) -> tuple[list[Table], list[PlantedKey]]:
+    """Generate ``n_tables`` tables (~``columns`` columns each) and the foreign keys planted among them.
+
+    Args:
+        n_tables: Number of tables.
+        seed: Random seed (same seed, same lake).
+        columns: Target columns per table.
+        rows: Rows per fact table (entity tables hold 1.5x as many keys).
+        entity_share: Share of tables that are entities with a key column.
+
+    Returns:
+        The tables and the planted keys.
+    """
+    rng = np.random.default_rng(seed)
+    n_entities = max(1, int(n_tables * entity_share))
+    names = _entity_names(n_tables, rng)
+    entities = names[:n_entities]
+    key_kind = rng.choice(["rand", "code", "seq"], size=n_entities, p=[0.6, 0.25, 0.15])
+    key_rows = int(rows * 1.5)
+    keys: dict[str, tuple[str, list[str]]] = {}
+    for name, kind in zip(entities, key_kind, strict=False):
+        key_col = ["id", f"{name}_id", f"{name}Id", f"{name}_code" if kind == "code" else f"{name}_id"][
+            int(rng.integers(0, 4))
+        ]
+        keys[name] = (key_col, _key_values(str(kind), name, key_rows, rng))
+    popularity = 1.0 / np.arange(1, n_entities + 1) ** 0.6  # a few hub entities, a long tail
+    popularity /= popularity.sum()
+
+    tables: list[Table] = []
+    planted: list[PlantedKey] = []
+    fillers = ["text", "float", "date", "cat", "small", "decoy"]
+    for t, name in enumerate(names):
+        is_entity = t < n_entities
+        n = key_rows if is_entity else rows
+        data: dict[str, list[str]] = {}
+        if is_entity:
+            key_col, values = keys[name]
+            data[key_col] = values
+            data[f"{name}_name"] = [f"{name} {w}" for w in rng.choice(_WORDS, n)]
+        n_fk = int(rng.integers(0, 2)) if is_entity else int(rng.integers(1, 4))
+        for slot in range(n_fk):
+            ref = entities[int(rng.choice(n_entities, p=popularity))]
+            if ref == name:
+                continue
+            col = _fk_name(ref, int(rng.choice(5, p=[0.35, 0.15, 0.2, 0.15, 0.15])), slot)
+            if col in data:
+                continue
+            ref_col, ref_values = keys[ref]
+            data[col] = list(rng.choice(ref_values, n))
+            planted.append(PlantedKey(name, col, ref, ref_col))
+        while len(data) < columns:
+            kind = fillers[int(rng.integers(0, len(fillers)))]
+            col, values = _filler(kind, n, rng, name)
+            col = col if col not in data else f"{col}_{len(data)}"
+            data[col] = values
+        tables.append(Table(id=name, df=pd.DataFrame(data)))
+    return tables, planted

@@ -1,0 +1,289 @@
+"""Join-path discovery end to end: profiles -> candidate edges -> 2/3-hop paths -> lazy greedy.
+
+Thresholds (the paper leaves them open; chosen by measurement on the Spider
+benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
+
+* ``tau_2h = 1.05`` (f ranges over [0, 2]). An explicit edge passes only with a
+  structural anchor *and* some value evidence: a name pattern alone
+  (S_str <= 1) needs S_ovlp >= 0.05, i.e. the join must actually match rows, which
+  removes same-named columns of unrelated databases whose values never meet.
+  A declared FK always passes, whatever its values. Value-only inclusion edges
+  (S_str = 0.5) need S_ovlp >= 0.55, i.e. containment near 1 onto a unique column.
+* ``tau_3h = 1.3``: each hop of a 3-hop path must be clearly better than the
+  2-hop floor (paper: tau_3h > tau_2h); on Spider this keeps FK chains such as
+  Treatments-Dogs-Owners and drops chains through weak same-name links.
+* S_str: see :data:`llama_index_pearl.joins.scoring.PATTERN_STRENGTH`.
+
+The measured numbers are in ``benchmarks/README.md``.
+
+Pools and budget: an edge with a structural anchor (S_str > 0) is explicit, any
+other edge from P_B or P_V is implicit; a table pair already joined explicitly
+gets no implicit 2-hop path (it would spend a generation call on the same pair).
+A mixed 3-hop path is explicit when its middle table is a *structural bridge*:
+the middle table's column on the implicit hop is itself a key-like column or a
+column of one of its explicit joins. The budget K (default floor(|C|/2), as in
+the paper) applies to each pool separately, since the paper runs the lazy
+greedy independently on both; pass ``budget`` to change it.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_index_pearl.joins import candidates as cand
+from llama_index_pearl.joins.candidates import CandidateEdge
+from llama_index_pearl.joins.graph import build_join_graph
+from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
+from llama_index_pearl.joins.profiles import ColumnProfile, embed_profiles, profile_tables
+from llama_index_pearl.joins.selection import default_budget, lazy_greedy
+from llama_index_pearl.models import resolve_embed_model
+from llama_index_pearl.table import Table
+
+__all__ = ["TAU_2H", "TAU_3H", "JoinDiscovery", "build_paths", "discover_join_paths"]
+
+logger = logging.getLogger(__name__)
+
+TAU_2H = 1.05
+TAU_3H = 1.3
+PAIRS_PER_HOP = 2  # column pairs kept per hop: a composite key or a second FK between the same tables
+
+
+@dataclass
+class JoinDiscovery:
+    """What :func:`discover_join_paths` found.
+
+    Args:
+        paths: Selected paths, explicit first, each in selection order.
+        edges: Every scored candidate column-pair edge, strongest first.
+        graph: Table graph over the edges that passed ``tau_2h``.
+        seconds: Wall time per stage: profile, embed, candidates, paths, select.
+        candidate_paths: Size of each pool before selection (``explicit``/``implicit``).
+        name_threshold: The adaptive P_B threshold used.
+    """
+
+    paths: list[JoinPath]
+    edges: list[CandidateEdge]
+    graph: nx.Graph
+    seconds: dict[str, float]
+    candidate_paths: dict[str, int] = field(default_factory=dict)
+    name_threshold: float = float("nan")
+
+
+def _pair(edge: CandidateEdge, left: str) -> ColumnPair:
+    p = ColumnPair(edge.left_table, edge.left_column, edge.right_table, edge.right_column)
+    return p if edge.left_table == left else p.reversed()
+
+
+def _hop(edges: list[CandidateEdge], left: str) -> tuple[ColumnPair, ...]:
+    return tuple(_pair(e, left) for e in edges[:PAIRS_PER_HOP])
+
+
+@dataclass
+class _Link:
+    """Best column-pair edges between two tables within one pool."""
+
+    edges: list[CandidateEdge]
+    score: float
+    kind: JoinKind
+
+
+def _links(edges: Sequence[CandidateEdge], tau: float) -> dict[frozenset[str], _Link]:
+    grouped: dict[frozenset[str], dict[JoinKind, list[CandidateEdge]]] = defaultdict(lambda: defaultdict(list))
+    for e in edges:
+        kind = JoinKind.EXPLICIT if e.explicit else JoinKind.IMPLICIT
+        if e.declared or (e.score >= tau and (e.explicit or set(e.signals) & {"B", "V"})):
+            grouped[frozenset(e.tables)][kind].append(e)
+    links = {}
+    for key, by_kind in grouped.items():
+        kind = JoinKind.EXPLICIT if JoinKind.EXPLICIT in by_kind else JoinKind.IMPLICIT
+        chosen = sorted(by_kind[kind], key=lambda e: -e.score)
+        links[key] = _Link(chosen, chosen[0].score, kind)
+    return links
+
+
+def build_paths(edges: Sequence[CandidateEdge], tau_2h: float = TAU_2H, tau_3h: float = TAU_3H) -> list[JoinPath]:
+    """All candidate 2-hop and 3-hop paths (both pools) from scored edges.
+
+    Args:
+        edges: Scored candidate edges.
+        tau_2h: Minimum f of a 2-hop path.
+        tau_3h: Minimum f of each hop of a 3-hop path.
+
+    Returns:
+        Candidate paths, deterministic order.
+    """
+    links = _links(edges, tau_2h)
+    paths = []
+    for link in links.values():
+        best = link.edges[0]
+        paths.append(_path((best.left_table, best.right_table), [link], link.kind))
+    # Join columns of each table's explicit links: what makes a middle table a structural bridge.
+    bridge_cols: dict[str, set[str]] = defaultdict(set)
+    adjacency: dict[str, list[tuple[str, _Link]]] = defaultdict(list)
+    for key, link in links.items():
+        for e in link.edges:
+            if link.kind is JoinKind.EXPLICIT:
+                bridge_cols[e.left_table].add(e.left_column)
+                bridge_cols[e.right_table].add(e.right_column)
+        if link.score >= tau_3h:
+            a, b = sorted(key)
+            adjacency[a].append((b, link))
+            adjacency[b].append((a, link))
+    for middle in sorted(adjacency):
+        best: dict[JoinKind, tuple[tuple[float, float], JoinPath]] = {}
+        nbrs = sorted(adjacency[middle], key=lambda nl: (-nl[1].score, nl[0]))
+        for x in range(len(nbrs)):
+            for y in range(x + 1, min(len(nbrs), x + 4)):  # the best min() is among the top few neighbours
+                (ti, li), (tj, lj) = nbrs[x], nbrs[y]
+                if li.kind == lj.kind:
+                    kind = li.kind
+                else:
+                    implicit = li if li.kind is JoinKind.IMPLICIT else lj
+                    col = _side_column(implicit.edges[0], middle)
+                    kind = JoinKind.EXPLICIT if col in bridge_cols[middle] else JoinKind.IMPLICIT
+                rank = (min(li.score, lj.score), li.score + lj.score)
+                if kind not in best or rank > best[kind][0]:
+                    best[kind] = (rank, _path((ti, middle, tj), [li, lj], kind))
+        paths.extend(p for _, p in (best[k] for k in (JoinKind.EXPLICIT, JoinKind.IMPLICIT) if k in best))
+    return paths
+
+
+def _side_column(edge: CandidateEdge, table: str) -> str:
+    return edge.left_column if edge.left_table == table else edge.right_column
+
+
+def _path(tables: tuple[str, ...], links: list[_Link], kind: JoinKind) -> JoinPath:
+    hops = tuple(_hop(link.edges, tables[i]) for i, link in enumerate(links))
+    signals = sorted({s for link in links for e in link.edges[:PAIRS_PER_HOP] for s in e.signals})
+    return JoinPath(
+        tables=tables,
+        hops=hops,
+        kind=kind,
+        score=round(sum(link.score for link in links) / len(links), 4),
+        declared=all(link.edges[0].declared for link in links),
+        signals=tuple(signals),
+    )
+
+
+def discover_join_paths(
+    tables: Sequence[Table],
+    embed_model: BaseEmbedding | None = None,
+    *,
+    budget: int | None = None,
+    lambda_div: float = 0.1,
+    tau_2h: float = TAU_2H,
+    tau_3h: float = TAU_3H,
+    use_declared: bool = True,
+    show_progress: bool = False,
+) -> JoinDiscovery:
+    """Discover and select join paths over a table corpus (PEARL offline step 1).
+
+    Args:
+        tables: The corpus.
+        embed_model: Embedding model for names and values; ``None`` resolves the default (MiniLM).
+        budget: Paths selected per pool (K); default floor(|C| / 2).
+        lambda_div: Weight of newly covered tables in the selection gain.
+        tau_2h: Minimum f of a 2-hop path.
+        tau_3h: Minimum f of each hop of a 3-hop path (should exceed ``tau_2h``).
+        use_declared: Add ``Table.foreign_keys`` as explicit edges.
+        show_progress: Show embedding progress bars.
+
+    Returns:
+        A :class:`JoinDiscovery` with the selected paths, scored edges, the join graph and timings.
+    """
+    # Profiling allocates millions of small dicts and lists that all stay alive; with the
+    # cyclic GC on, every collection rescans them and profiling turns super-linear.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _discover(tables, embed_model, budget, lambda_div, tau_2h, tau_3h, use_declared, show_progress)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _discover(
+    tables: Sequence[Table],
+    embed_model: BaseEmbedding | None,
+    budget: int | None,
+    lambda_div: float,
+    tau_2h: float,
+    tau_3h: float,
+    use_declared: bool,
+    show_progress: bool,
+) -> JoinDiscovery:
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    profiles = profile_tables(tables)
+    seconds["profile"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    if len(tables) > 1:
+        embed_profiles([p for p in profiles if p.joinable], resolve_embed_model(embed_model), show_progress)
+    seconds["embed"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    edges, tau_sim = _candidate_edges(tables, profiles, use_declared)
+    seconds["candidates"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    pool = build_paths(edges, tau_2h, tau_3h)
+    explicit = [p for p in pool if p.kind is JoinKind.EXPLICIT]
+    implicit = [p for p in pool if p.kind is JoinKind.IMPLICIT]
+    seconds["paths"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    k = default_budget(len(tables)) if budget is None else budget
+    selected = lazy_greedy(explicit, k, lambda_div) + lazy_greedy(implicit, k, lambda_div)
+    kept = [e for e in edges if e.score >= tau_2h or e.declared]
+    graph = build_join_graph([t.id for t in tables], kept, selected)
+    seconds["select"] = time.perf_counter() - t0
+
+    if not selected:
+        logger.warning(
+            "Join discovery found no join path among %d tables (%d candidate edges, none with f >= %.2f)",
+            len(tables),
+            len(edges),
+            tau_2h,
+        )
+    else:
+        logger.info(
+            "Join discovery: %d tables, %d candidate edges, %d explicit / %d implicit candidate paths, %d selected",
+            len(tables),
+            len(edges),
+            len(explicit),
+            len(implicit),
+            len(selected),
+        )
+    return JoinDiscovery(
+        paths=selected,
+        edges=edges,
+        graph=graph,
+        seconds={k: round(v, 4) for k, v in seconds.items()},
+        candidate_paths={"explicit": len(explicit), "implicit": len(implicit)},
+        name_threshold=tau_sim,
+    )
+
+
+def _candidate_edges(
+    tables: Sequence[Table], profiles: list[ColumnProfile], use_declared: bool
+) -> tuple[list[CandidateEdge], float]:
+    if len(tables) < 2:
+        return [], float("nan")
+    pairs: cand.Pairs = {}
+    if use_declared:
+        cand.declared_candidates(tables, profiles, pairs)
+    cand.structural_candidates(profiles, pairs)
+    tau_sim = cand.name_candidates(profiles, pairs)
+    skipped = cand.value_candidates(profiles, pairs)
+    if skipped:
+        logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
+    return cand.keep_best_parents(cand.score_candidates(profiles, pairs)), tau_sim

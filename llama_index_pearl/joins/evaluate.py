@@ -1,0 +1,153 @@
+"""Score join discovery against a benchmark's declared foreign keys (``joins.jsonl``).
+
+Discovery runs on ``bench_dir/tables/*.csv`` alone; ``joins.jsonl`` is read only
+afterwards, as gold. Pairs are unordered, at two granularities: table pairs and
+column pairs (``table.column``, case-insensitive column names).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_index_pearl.joins.discovery import TAU_2H, discover_join_paths
+from llama_index_pearl.table import normalize_column_name
+
+__all__ = ["evaluate_join_discovery", "format_join_report", "prf"]
+
+Pair = frozenset[str]
+
+
+def prf(predicted: set[Pair], gold: set[Pair]) -> dict[str, float | int]:
+    """Precision, recall and F1 of unordered pairs.
+
+    Args:
+        predicted: Predicted pairs.
+        gold: Gold pairs.
+    """
+    hit = len(predicted & gold)
+    precision = hit / len(predicted) if predicted else 0.0
+    recall = hit / len(gold) if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "f1": round(f1, 4),
+        "n_pred": len(predicted),
+        "n_gold": len(gold),
+    }
+
+
+def _column(table: str, column: str) -> str:
+    return f"{table}.{normalize_column_name(column)}"
+
+
+def _gold(bench_dir: Path) -> tuple[set[Pair], set[Pair]]:
+    tables, columns = set(), set()
+    with (bench_dir / "joins.jsonl").open() as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            (lt, lc), (rt, rc) = row["left"].split(".", 1), row["right"].split(".", 1)
+            tables.add(frozenset((lt, rt)))
+            columns.add(frozenset((_column(lt, lc), _column(rt, rc))))
+    return tables, columns
+
+
+def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair], set[Pair]]:
+    tables, columns = set(), set()
+    for lt, lc, rt, rc in column_pairs:
+        tables.add(frozenset((lt, rt)))
+        columns.add(frozenset((_column(lt, lc), _column(rt, rc))))
+    return tables, columns
+
+
+def evaluate_join_discovery(
+    bench_dir: Path, embed_model: BaseEmbedding | None = None, use_declared: bool = False
+) -> dict[str, Any]:
+    """Discover joins over a benchmark's tables and score them against its declared FKs.
+
+    Args:
+        bench_dir: Folder with ``tables/*.csv`` and ``joins.jsonl``.
+        embed_model: Embedding model; ``None`` resolves the default (MiniLM).
+        use_declared: Use declared FKs of the loaded tables (CSV tables declare none).
+
+    Returns:
+        JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges with
+        f >= tau_2h), ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
+        ``implicit_table_pairs`` (implicit edges with f >= tau_2h vs the same gold),
+        ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
+    """
+    from llama_index_pearl.sources import load_tables
+
+    bench_dir = Path(bench_dir)
+    start = time.perf_counter()
+    tables = load_tables(bench_dir / "tables")
+    result = discover_join_paths(tables, embed_model, use_declared=use_declared)
+    seconds = time.perf_counter() - start
+    gold_tables, gold_columns = _gold(bench_dir)
+
+    def quad(e: Any) -> tuple[str, str, str, str]:
+        return e.left_table, e.left_column, e.right_table, e.right_column
+
+    explicit_t, explicit_c = _pairs(quad(e) for e in result.edges if e.explicit and e.score >= TAU_2H)
+    implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
+    hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
+    selected_t, selected_c = _pairs(hop_pairs)
+    selected_explicit_t, _ = _pairs(
+        quad(p) for path in result.paths if path.kind.value == "explicit" for hop in path.hops for p in hop
+    )
+    return {
+        "bench": bench_dir.name,
+        "n_tables": len(tables),
+        "table_pairs": prf(explicit_t, gold_tables),
+        "column_pairs": prf(explicit_c, gold_columns),
+        "selected": {
+            "table_pairs": prf(selected_t, gold_tables),
+            "column_pairs": prf(selected_c, gold_columns),
+            "explicit_table_pairs": prf(selected_explicit_t, gold_tables),
+        },
+        "implicit_table_pairs": prf(implicit_t - explicit_t, gold_tables),
+        "n_paths": {
+            "selected": len(result.paths),
+            "explicit": sum(p.kind.value == "explicit" for p in result.paths),
+            "implicit": sum(p.kind.value == "implicit" for p in result.paths),
+            "three_hop": sum(len(p.tables) == 3 for p in result.paths),
+            "candidates": result.candidate_paths,
+        },
+        "stage_seconds": result.seconds,
+        "seconds": round(seconds, 3),
+    }
+
+
+def format_join_report(result: dict[str, Any]) -> str:
+    """A small text table of :func:`evaluate_join_discovery`'s result.
+
+    Args:
+        result: The dict returned by :func:`evaluate_join_discovery`.
+    """
+    rows = [
+        ("explicit edges, table pairs", result["table_pairs"]),
+        ("explicit edges, column pairs", result["column_pairs"]),
+        ("selected paths, table pairs", result["selected"]["table_pairs"]),
+        ("selected paths, column pairs", result["selected"]["column_pairs"]),
+        ("selected explicit, table pairs", result["selected"]["explicit_table_pairs"]),
+        ("implicit edges, table pairs", result["implicit_table_pairs"]),
+    ]
+    lines = [f"{'':30} {'P':>6} {'R':>6} {'F1':>6} {'pred':>5} {'gold':>5}"]
+    for label, m in rows:
+        lines.append(
+            f"{label:30} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"
+        )
+    n = result.get("n_paths", {})
+    lines.append(
+        f"paths selected: {n.get('selected', 0)} (explicit {n.get('explicit', 0)}, implicit {n.get('implicit', 0)}, "
+        f"3-hop {n.get('three_hop', 0)}); {result['seconds']:.1f}s"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The join graph: tables as nodes, one edge per joinable table pair, and its JSON/GraphML forms.
+
+Every attribute is JSON-native (str, float, bool, list of str/list), so
+node-link JSON round-trips exactly. GraphML only takes scalars, so lists are
+written as JSON strings there and decoded again by :func:`read_graphml`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from llama_index_pearl.joins.candidates import CandidateEdge
+from llama_index_pearl.joins.paths import JoinPath
+
+__all__ = ["build_join_graph", "graph_from_json", "graph_to_json", "paths_from_graph", "read_graphml", "write_graphml"]
+
+_LIST_ATTRS = ("column_pairs", "signals", "paths")
+
+
+def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], paths: Sequence[JoinPath]) -> nx.Graph:
+    """Aggregate column-pair edges per table pair into a table graph.
+
+    Args:
+        table_ids: All tables (isolated tables stay as nodes).
+        edges: The column-pair edges that passed a pool threshold, strongest first.
+        paths: Selected paths; their hops mark graph edges ``selected``.
+
+    Returns:
+        An undirected graph. Edge attributes: ``column_pairs`` (list of
+        ``[left_table, left_column, right_table, right_column]``), ``signals``,
+        ``score`` (best f), ``s_str``/``s_sem``/``s_ovlp``/``jaccard``/``containment``
+        of the best pair, ``kind`` (explicit if any pair is), ``declared``, ``selected``.
+        Graph attribute ``paths`` holds the selected paths as dicts.
+    """
+    graph = nx.Graph()
+    graph.add_nodes_from(table_ids)
+    for e in edges:
+        u, v = e.left_table, e.right_table
+        pair = [e.left_table, e.left_column, e.right_table, e.right_column]
+        if graph.has_edge(u, v):
+            data = graph.edges[u, v]
+            data["column_pairs"].append(pair)
+            data["signals"] = sorted(set(data["signals"]) | set(e.signals))
+            data["declared"] = data["declared"] or e.declared
+            if e.explicit:
+                data["kind"] = "explicit"
+            continue
+        graph.add_edge(
+            u,
+            v,
+            column_pairs=[pair],
+            signals=list(e.signals),
+            score=float(e.score),
+            s_str=float(e.s_str),
+            s_sem=float(e.s_sem),
+            s_ovlp=float(e.s_ovlp),
+            jaccard=float(e.jaccard),
+            containment=float(e.containment),
+            kind="explicit" if e.explicit else "implicit",
+            declared=bool(e.declared),
+            selected=False,
+        )
+    for path in paths:
+        for a, b in zip(path.tables, path.tables[1:], strict=False):
+            if graph.has_edge(a, b):
+                graph.edges[a, b]["selected"] = True
+    graph.graph["paths"] = [p.to_dict() for p in paths]
+    return graph
+
+
+def graph_to_json(graph: nx.Graph) -> dict[str, Any]:
+    """Node-link JSON of a join graph.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+    """
+    return nx.node_link_data(graph, edges="links")
+
+
+def graph_from_json(data: dict[str, Any]) -> nx.Graph:
+    """Inverse of :func:`graph_to_json`.
+
+    Args:
+        data: Node-link JSON.
+    """
+    return nx.node_link_graph(data, edges="links")
+
+
+def paths_from_graph(graph: nx.Graph) -> list[JoinPath]:
+    """The selected paths stored on a graph."""
+    return [JoinPath.from_dict(p) for p in graph.graph.get("paths", [])]
+
+
+def write_graphml(graph: nx.Graph, path: str | Path) -> None:
+    """Write GraphML, encoding list attributes as JSON strings (GraphML holds scalars only).
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+        path: Output file.
+    """
+    out = nx.Graph()
+    out.graph.update({k: json.dumps(v) if k in _LIST_ATTRS else v for k, v in graph.graph.items()})
+    out.add_nodes_from(graph.nodes(data=True))
+    for u, v, data in graph.edges(data=True):
+        out.add_edge(u, v, **{k: json.dumps(val) if k in _LIST_ATTRS else val for k, val in data.items()})
+    nx.write_graphml(out, str(path))
+
+
+def read_graphml(path: str | Path) -> nx.Graph:
+    """Inverse of :func:`write_graphml`.
+
+    Args:
+        path: A file written by :func:`write_graphml`.
+    """
+    graph = nx.read_graphml(str(path))
+    for k in _LIST_ATTRS:
+        if k in graph.graph:
+            graph.graph[k] = json.loads(graph.graph[k])
+    for _, _, data in graph.edges(data=True):
+        for k in _LIST_ATTRS:
+            if k in data:
+                data[k] = json.loads(data[k])
+    return nx.Graph(graph)

@@ -1,0 +1,177 @@
+"""Edge scores (paper section 3.1.1): S_str, S_sem, S_ovlp and the base score f.
+
+All functions here are pure: they read profiles or numbers and return numbers,
+so every weight below can be checked by a unit test without a model.
+
+* ``S_ovlp = (Jaccard + containment) / 2`` where containment is the larger of the
+  two directions: a foreign key's values sit inside the referenced key even when
+  the key column is far larger (Jaccard alone would miss that).
+* ``S_sem = (cos(name vectors) + cos(value vectors)) / 2``, clipped at 0.
+* ``S_str`` is the strength of the best structural anchor (see
+  :data:`PATTERN_STRENGTH`) times 0.6 when the referenced side is not key-like,
+  and 0 when the two columns' types cannot join (an int never joins prose).
+* ``f = S_str + S_ovlp`` for explicit edges, ``S_sem + S_ovlp`` for implicit ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from llama_index_pearl.joins.profiles import ColumnProfile
+
+__all__ = [
+    "INCLUSION_MIN_CONTAINMENT",
+    "PATTERN_STRENGTH",
+    "explicit_score",
+    "implicit_score",
+    "inclusion_anchor",
+    "overlap_score",
+    "semantic_score",
+    "structural_score",
+    "types_compatible",
+    "value_overlap",
+]
+
+# How much each structural anchor alone says "these columns join".
+PATTERN_STRENGTH: dict[str, float] = {
+    "declared": 1.0,  # the source said so
+    "fk_name": 1.0,  # customer_id -> customer.id / customer.customer_id
+    "same_key_name": 0.9,  # identical specific name, one side unique
+    "fk_table": 0.8,  # continent -> continents.<its key>
+    "same_name": 0.6,  # identical specific name, neither side unique
+    "inclusion": 0.5,  # values of one column inside a unique column: a data-level FK
+}
+NOT_KEY_FACTOR = 0.6  # a reference to a non-unique column is a weaker anchor
+INCLUSION_MIN_CONTAINMENT = 0.9
+INCLUSION_MIN_SHARED = 3
+
+_JOINABLE_TYPES = {
+    ("int", "int"),
+    ("text", "text"),
+    ("date", "date"),
+    ("date", "text"),  # free-form dates parse as text when one cell is odd
+}
+
+
+def types_compatible(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two inferred types can hold the same join values (floats are measurements, never keys).
+
+    Args:
+        a: One column.
+        b: The other column.
+    """
+    return (a.dtype, b.dtype) in _JOINABLE_TYPES or (b.dtype, a.dtype) in _JOINABLE_TYPES
+
+
+def value_overlap(a: ColumnProfile, b: ColumnProfile) -> tuple[float, float, float, int]:
+    """Jaccard and both containments of two columns' value sets, estimated from bottom-k samples.
+
+    Both samples are cut to the hash range both of them cover completely, which
+    makes the estimate unbiased for the full sets (exact when neither sample was truncated).
+
+    Args:
+        a: One column.
+        b: The other column.
+
+    Returns:
+        ``(jaccard, containment of a in b, containment of b in a, shared values in the common range)``.
+    """
+    limits = [t for t in (a.threshold, b.threshold) if t is not None]
+    if limits:
+        cut = min(limits)
+        sa = {v for v, h in a.sample.items() if h <= cut}
+        sb = {v for v, h in b.sample.items() if h <= cut}
+    else:
+        sa, sb = a.value_set, b.value_set
+    if not sa or not sb:
+        return 0.0, 0.0, 0.0, 0
+    shared = len(sa & sb)
+    union = len(sa) + len(sb) - shared
+    return shared / union, shared / len(sa), shared / len(sb), shared
+
+
+def overlap_score(jaccard: float, containment: float) -> float:
+    """S_ovlp in [0, 1].
+
+    Args:
+        jaccard: Jaccard of the value sets.
+        containment: The larger containment of the two directions.
+    """
+    return 0.5 * (jaccard + containment)
+
+
+def semantic_score(a: ColumnProfile, b: ColumnProfile) -> float:
+    """S_sem in [0, 1]: mean of the name and value embedding cosines, clipped at 0.
+
+    Args:
+        a: One column (embedded).
+        b: The other column (embedded).
+    """
+    if a.name_vec is None or b.name_vec is None:
+        return 0.0
+    name_cos = float(np.dot(a.name_vec, b.name_vec))
+    value_cos = 0.0
+    if a.value_vec is not None and b.value_vec is not None:
+        value_cos = float(np.dot(a.value_vec, b.value_vec))
+    return max(0.0, 0.5 * (name_cos + value_cos))
+
+
+def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: float, shared: int) -> int:
+    """Which side is a data-level foreign key into the other's unique values.
+
+    A dense 1..n integer key never anchors by values alone: every small-integer
+    column of the corpus (counts, ranks, other surrogate keys) falls inside it.
+
+    Args:
+        a: One column.
+        b: The other column.
+        c_ab: Containment of ``a`` in ``b``.
+        c_ba: Containment of ``b`` in ``a``.
+        shared: Shared sampled values.
+
+    Returns:
+        ``1`` when ``a`` references ``b``, ``-1`` when ``b`` references ``a``, ``0`` when neither.
+    """
+    if shared < INCLUSION_MIN_SHARED or not types_compatible(a, b):
+        return 0
+    if b.key_like and not b.sequential and c_ab >= INCLUSION_MIN_CONTAINMENT and a.n_distinct >= INCLUSION_MIN_SHARED:
+        return 1
+    if a.key_like and not a.sequential and c_ba >= INCLUSION_MIN_CONTAINMENT and b.n_distinct >= INCLUSION_MIN_SHARED:
+        return -1
+    return 0
+
+
+def structural_score(pattern: str | None, referenced: ColumnProfile, compatible: bool) -> float:
+    """S_str in [0, 1] for the strongest anchor of an edge.
+
+    Args:
+        pattern: Key of :data:`PATTERN_STRENGTH`, or ``None`` for no anchor.
+        referenced: The referenced (parent) side of the edge.
+        compatible: Whether the two column types can join.
+    """
+    if pattern is None or (not compatible and pattern != "declared"):
+        return 0.0
+    strength = PATTERN_STRENGTH[pattern]
+    if pattern != "declared" and not referenced.key_like:
+        strength *= NOT_KEY_FACTOR
+    return strength
+
+
+def explicit_score(s_str: float, s_ovlp: float) -> float:
+    """f(p) for the explicit pool: S_str + S_ovlp.
+
+    Args:
+        s_str: Structural score.
+        s_ovlp: Overlap score.
+    """
+    return s_str + s_ovlp
+
+
+def implicit_score(s_sem: float, s_ovlp: float) -> float:
+    """f(p) for the implicit pool: S_sem + S_ovlp.
+
+    Args:
+        s_sem: Semantic score.
+        s_ovlp: Overlap score.
+    """
+    return s_sem + s_ovlp

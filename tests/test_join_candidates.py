@@ -1,0 +1,132 @@
+"""Candidate edges: structural patterns, value index, name neighbours, declared keys."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pandas as pd
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_index_pearl.joins import candidates as cand
+from llama_index_pearl.joins.profiles import embed_profiles, profile_tables
+from llama_index_pearl.table import ForeignKey, Table
+
+
+class TrigramEmbedding(BaseEmbedding):
+    """Deterministic 64-d embedding of hashed character trigrams."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TrigramEmbedding"
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(64)
+        t = f"  {text.lower()} "
+        for i in range(len(t) - 2):
+            v[zlib.crc32(t[i : i + 3].encode()) % 64] += 1
+        return (v / (np.linalg.norm(v) or 1)).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vec(text)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+
+def structural_pairs(*tables: Table) -> dict[tuple[str, str], str]:
+    profiles = profile_tables(tables)
+    pairs: cand.Pairs = {}
+    cand.structural_candidates(profiles, pairs)
+    out = {}
+    for (i, j), sig in pairs.items():
+        a, b = profiles[i], profiles[j]
+        out[tuple(sorted((f"{a.table_id}.{a.column}", f"{b.table_id}.{b.column}")))] = sig.pattern
+    return out
+
+
+SINGER = Table("concert_singer__singer", pd.DataFrame({"id": ["1", "2", "3"], "name": ["a", "b", "c"]}))
+
+
+def test_column_named_after_a_table_references_its_id():
+    song = Table("song", pd.DataFrame({"singer_id": ["1", "1", "2"], "title": ["x", "y", "z"]}))
+    assert structural_pairs(SINGER, song) == {("concert_singer__singer.id", "song.singer_id"): "fk_name"}
+
+
+def test_camel_case_and_plural_table_names_match():
+    customers = Table("customers", pd.DataFrame({"customer_id": ["7", "8", "9"]}))
+    orders = Table("orders", pd.DataFrame({"customerId": ["7", "9", "9"]}))
+    assert structural_pairs(customers, orders) == {("customers.customer_id", "orders.customerId"): "fk_name"}
+
+
+def test_abbreviated_table_name_matches_by_prefix():
+    customer = Table("customer", pd.DataFrame({"id": ["7", "8", "9"]}))
+    orders = Table("orders", pd.DataFrame({"cust_id": ["7", "9", "9"]}))
+    assert structural_pairs(customer, orders) == {("customer.id", "orders.cust_id"): "fk_name"}
+
+
+def test_column_without_key_token_references_the_tables_primary_key():
+    continents = Table("continents", pd.DataFrame({"ContId": ["1", "2", "3"], "Continent": ["asia", "europe", "x"]}))
+    countries = Table("countries", pd.DataFrame({"Continent": ["1", "1", "2"]}))
+    assert structural_pairs(continents, countries)[("continents.ContId", "countries.Continent")] == "fk_table"
+
+
+def test_identical_generic_names_are_not_structural_anchors():
+    a = Table("a", pd.DataFrame({"id": ["1", "2"], "name": ["x", "y"]}))
+    b = Table("b", pd.DataFrame({"id": ["1", "2"], "name": ["x", "y"]}))
+    assert structural_pairs(a, b) == {}
+
+
+def test_identical_specific_key_name_is_an_anchor():
+    a = Table("a", pd.DataFrame({"stadium_code": ["s1", "s2", "s3"]}))
+    b = Table("b", pd.DataFrame({"stadium_code": ["s1", "s1", "s2"]}))
+    assert structural_pairs(a, b) == {("a.stadium_code", "b.stadium_code"): "same_key_name"}
+
+
+def test_value_index_finds_shared_values_and_skips_very_frequent_ones():
+    shared = [f"v{i}" for i in range(10)]
+    tables = [Table("a", pd.DataFrame({"x": shared})), Table("b", pd.DataFrame({"y": shared[:6] + ["q"] * 4}))]
+    tables += [Table(f"n{i}", pd.DataFrame({"flag": ["yes", "no"] * 2})) for i in range(5)]
+    profiles = profile_tables(tables)
+    pairs: cand.Pairs = {}
+    skipped = cand.value_candidates(profiles, pairs, max_posting=4)
+    assert list(pairs) == [(0, 1)] and pairs[(0, 1)].sources == {"V"}
+    assert skipped == 2  # 'yes' and 'no' sit in 5 columns
+
+
+def test_name_neighbours_link_similar_but_not_identical_names():
+    tables = [
+        Table("a", pd.DataFrame({"customer_number": ["1", "2"], "zzz": ["p", "q"]})),
+        Table("b", pd.DataFrame({"customer_num": ["1", "2"], "qqq": ["r", "s"]})),
+    ]
+    profiles = profile_tables(tables)
+    embed_profiles(profiles, TrigramEmbedding())
+    pairs: cand.Pairs = {}
+    cand.name_candidates(profiles, pairs, k=1)
+    assert (0, 2) in pairs and "B" in pairs[(0, 2)].sources
+
+
+def test_declared_foreign_key_is_an_explicit_edge_with_full_structural_score():
+    a = Table("a", pd.DataFrame({"k": ["1", "2", "3"]}))
+    b = Table("b", pd.DataFrame({"ref": ["9", "8", "7"]}), foreign_keys=[ForeignKey("ref", "a", "k")])
+    profiles = profile_tables([a, b])
+    pairs: cand.Pairs = {}
+    assert cand.declared_candidates([a, b], profiles, pairs) == 1
+    (edge,) = cand.score_candidates(profiles, pairs)
+    assert edge.declared and edge.explicit and edge.s_str == 1.0
+    assert (edge.left_table, edge.left_column, edge.right_table, edge.right_column) == ("b", "ref", "a", "k")
+
+
+def test_only_the_best_parent_of_a_foreign_key_column_is_kept():
+    good = Table("x__course", pd.DataFrame({"course_id": [str(i) for i in range(1, 16)]}))
+    other = Table("y__course", pd.DataFrame({"course_id": [str(i) for i in range(1, 9)]}))
+    child = Table("x__section", pd.DataFrame({"course_id": [str(i) for i in range(1, 16)]}))
+    profiles = profile_tables([good, other, child])
+    pairs: cand.Pairs = {}
+    cand.structural_candidates(profiles, pairs)
+    kept = cand.keep_best_parents(cand.score_candidates(profiles, pairs))
+    parents = {e.right_table for e in kept if e.left_table == "x__section"}
+    assert parents == {"x__course"}

@@ -1,0 +1,65 @@
+"""Column profiles: names, types, value samples, key-likeness."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from llama_index_pearl.joins.profiles import (
+    MAX_CELL_CHARS,
+    name_tokens,
+    profile_column,
+    profile_tables,
+    table_name_tokens,
+)
+from llama_index_pearl.table import Table
+
+
+def test_name_tokens_split_snake_and_camel_case_lowercased():
+    assert name_tokens("customerId") == ("customer", "id")
+    assert name_tokens("Stadium_ID") == ("stadium", "id")
+    assert name_tokens("AirportCode") == ("airport", "code")
+    assert name_tokens("HTTPServer name") == ("http", "server", "name")
+
+
+def test_table_name_drops_the_db_namespace_prefix():
+    assert table_name_tokens("concert_singer__singer_in_concert") == ("singer", "in", "concert")
+    assert table_name_tokens("orders") == ("orders",)
+
+
+def test_types_are_inferred_from_string_cells():
+    assert profile_column("t", "a", ["1", "22", "-3"]).dtype == "int"
+    assert profile_column("t", "a", ["1.5", "2", "3e2"]).dtype == "float"
+    assert profile_column("t", "a", ["2020-01-02", "2021-12-31"]).dtype == "date"
+    assert profile_column("t", "a", ["x", "1"]).dtype == "text"
+    assert profile_column("t", "a", ["", ""]).dtype == "empty"
+
+
+def test_integral_floats_meet_ints_in_the_value_sample():
+    assert set(profile_column("t", "a", [7.0, 8.0, None]).sample) == {"7", "8"}
+
+
+def test_constant_and_all_null_columns_are_never_joinable():
+    assert not profile_column("t", "a", ["x", "x", "x"]).joinable
+    assert not profile_column("t", "a", [None, "", None]).joinable
+    assert profile_column("t", "a", ["x", "y"]).joinable
+
+
+def test_unique_column_is_key_like_and_repeated_column_is_not():
+    assert profile_column("t", "a", ["1", "2", "3", "4"]).key_like
+    assert not profile_column("t", "a", ["1", "1", "2", "2"]).key_like
+
+
+def test_value_sample_is_bounded_and_records_its_hash_threshold():
+    p = profile_column("t", "a", [str(i) for i in range(1000)], sample_size=50)
+    assert len(p.sample) == 50 and p.threshold == max(p.sample.values())
+    assert p.n_distinct == 1000
+
+
+def test_huge_cells_are_truncated_before_profiling():
+    p = profile_column("t", "a", ["x" * 10_000, "y"])
+    assert max(len(v) for v in p.sample) == MAX_CELL_CHARS
+
+
+def test_profile_tables_covers_every_column_in_order():
+    tables = [Table("a", pd.DataFrame({"x": [1, 2], "y": ["p", "q"]})), Table("b", pd.DataFrame({"z": [3]}))]
+    assert [(p.table_id, p.column) for p in profile_tables(tables)] == [("a", "x"), ("a", "y"), ("b", "z")]

@@ -1,0 +1,62 @@
+"""Edge scores: value overlap estimates, structural anchors, f."""
+
+from __future__ import annotations
+
+import pytest
+
+from llama_index_pearl.joins import scoring
+from llama_index_pearl.joins.profiles import profile_column
+
+
+def col(values, name="c", table="t"):
+    return profile_column(table, name, [str(v) for v in values])
+
+
+def test_overlap_is_exact_on_small_columns():
+    jac, c_ab, c_ba, shared = scoring.value_overlap(col([1, 2, 3, 4]), col([3, 4, 5, 6, 7, 8]))
+    assert (jac, c_ab, c_ba, shared) == (pytest.approx(2 / 8), 0.5, pytest.approx(2 / 6), 2)
+
+
+def test_overlap_estimate_from_truncated_samples_is_close():
+    a = profile_column("t", "a", [f"k{i}" for i in range(4000)], sample_size=256)
+    b = profile_column("t", "b", [f"k{i}" for i in range(2000)], sample_size=256)
+    jac, _c_ab, c_ba, _ = scoring.value_overlap(a, b)
+    assert jac == pytest.approx(0.5, abs=0.1)
+    assert c_ba == pytest.approx(1.0)
+
+
+def test_overlap_score_averages_jaccard_and_containment():
+    assert scoring.overlap_score(0.2, 1.0) == pytest.approx(0.6)
+
+
+def test_ints_never_join_prose_or_floats():
+    assert not scoring.types_compatible(col([1, 2]), col(["a b", "c"]))
+    assert not scoring.types_compatible(col([1, 2]), col([1.5, 2.5]))
+    assert scoring.types_compatible(col([1, 2]), col([3, 4]))
+
+
+def test_structural_score_is_weaker_towards_a_non_unique_column_and_zero_for_incompatible_types():
+    unique, repeated = col([1, 2, 3]), col([1, 1, 2])
+    assert scoring.structural_score("fk_name", unique, True) == 1.0
+    assert scoring.structural_score("fk_name", repeated, True) == pytest.approx(0.6)
+    assert scoring.structural_score("fk_name", unique, False) == 0.0
+    assert scoring.structural_score(None, unique, True) == 0.0
+
+
+def test_inclusion_into_a_unique_sparse_key_anchors_the_edge():
+    key = col([1510, 1689, 1381, 1709, 1101])
+    fk = col([1510, 1689, 1381, 1510])
+    _, c_ab, c_ba, shared = scoring.value_overlap(fk, key)
+    assert scoring.inclusion_anchor(fk, key, c_ab, c_ba, shared) == 1
+
+
+def test_dense_one_to_n_keys_are_not_anchored_by_values_alone():
+    key = col(range(1, 31))
+    counts = col([1, 2, 3, 4, 5, 3])
+    _, c_ab, c_ba, shared = scoring.value_overlap(counts, key)
+    assert scoring.inclusion_anchor(counts, key, c_ab, c_ba, shared) == 0
+
+
+def test_f_is_structural_plus_overlap_for_explicit_and_semantic_plus_overlap_for_implicit():
+    assert scoring.explicit_score(0.9, 0.5) == pytest.approx(1.4)
+    assert scoring.implicit_score(0.7, 0.5) == pytest.approx(1.2)
