@@ -73,8 +73,61 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--titles", dest="titles", action="store_true", default=True, help="use table titles (default)")
     ev.add_argument("--no-titles", dest="titles", action="store_false", help="ignore table titles")
     ev.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    _add_build_options(ev)
     ev.set_defaults(func=_cmd_eval)
+
+    joins = sub.add_parser("joins", help="discover joins on a benchmark folder and score them against joins.jsonl")
+    joins.add_argument("bench_dir")
+    joins.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    joins.set_defaults(func=_cmd_joins)
     return parser
+
+
+ABLATIONS = ("explicit_only", "implicit_only", "no_originals", "random_view", "random_query", "single_hop")
+
+
+def _add_build_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llm-base", help="OpenAI-compatible API base for query generation (default: heuristic)")
+    parser.add_argument("--llm-model", default="local", help="model name at --llm-base")
+    parser.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM call")
+    parser.add_argument("--concurrency", type=int, default=4, help="LLM requests in flight")
+    parser.add_argument("--cache-dir", help="generation cache folder")
+    parser.add_argument("--budget", type=int, help="paths per pool (default: tables/2)")
+    for flag in ABLATIONS:
+        parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, action="store_true", help=f"ablation: {flag}")
+
+
+def _llm_from_args(args: argparse.Namespace) -> Any:
+    if not getattr(args, "llm_base", None):
+        return None
+    from llama_index.llms.openai_like import OpenAILike
+
+    # retries happen once, in the generator; the client must not multiply them
+    return OpenAILike(
+        model=args.llm_model,
+        api_base=args.llm_base,
+        api_key="none",
+        is_chat_model=True,
+        max_retries=0,
+        timeout=args.llm_timeout,
+        temperature=0.2,
+        max_tokens=400,
+    )
+
+
+def _build_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {flag: getattr(args, flag) for flag in ABLATIONS}
+    kwargs.update(
+        llm=_llm_from_args(args),
+        concurrency=args.concurrency,
+        cache_dir=args.cache_dir,
+        budget=args.budget,
+    )
+    if args.llm_base:
+        from llama_index_pearl.generation import LLMQueryGenerator
+
+        kwargs["generator"] = LLMQueryGenerator(kwargs["llm"], timeout=args.llm_timeout)
+    return kwargs
 
 
 def _print_ranked(question: str, nodes: list[Any]) -> None:
@@ -131,7 +184,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     ks = _parse_ks(args.ks)
     bench = load_benchmark(args.bench_dir, titles=args.titles)
     started = time.perf_counter()
-    index = PearlTableIndex.from_tables(bench.tables, include_titles=args.titles, show_progress=args.verbose)
+    build = _build_kwargs(args) if args.method == "pearl" else {}
+    index = PearlTableIndex.from_tables(
+        bench.tables,
+        include_titles=args.titles,
+        show_progress=args.verbose,
+        augment=args.method == "pearl",
+        **build,
+    )
     index_seconds = time.perf_counter() - started
     questions = [q.question for q in bench.queries]
     top = max(ks)
@@ -157,8 +217,31 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         "query_latency_ms": latency,
         "metrics": evaluate_rankings(bench.queries, rankings, ks),
         "units_by_kind": index.report.units_by_kind,
+        "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
     }
+    if args.method == "pearl":
+        generation = index.report.generation
+        result["ablations"] = [flag for flag in ABLATIONS if getattr(args, flag)]
+        result["llm"] = {
+            "model": index.config.generator,
+            "paths": index.report.n_paths,
+            "prompt_tokens": generation.get("prompt_tokens", 0),
+            "completion_tokens": generation.get("completion_tokens", 0),
+            "skipped": len(generation.get("skipped", [])),
+            "cached": generation.get("cached", 0),
+        }
     print(format_metrics(result))
+    if args.json_out:
+        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_out).write_text(json.dumps(result, indent=2))
+    return 0
+
+
+def _cmd_joins(args: argparse.Namespace) -> int:
+    from llama_index_pearl.joins import evaluate_join_discovery, format_join_report
+
+    result = evaluate_join_discovery(Path(args.bench_dir))
+    print(format_join_report(result))
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(result, indent=2))

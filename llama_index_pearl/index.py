@@ -10,6 +10,7 @@ product equals cosine). Retrieval lives in :mod:`llama_index_pearl.retriever`.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,6 +24,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
+from llama_index_pearl.augment import AugmentOptions, build_augmented_units
+from llama_index_pearl.generation import GenerationCache, HeuristicQueryGenerator, LLMQueryGenerator, QueryGenerator
+from llama_index_pearl.joins import JoinPath, discover_join_paths, paths_from_graph
 from llama_index_pearl.models import (
     encoder_window,
     resolve_embed_model,
@@ -50,11 +54,19 @@ class PearlConfig:
         include_titles: Render table titles (and descriptions) in units.
         max_rows: Rows per table view (paper appendix B.2: 10).
         include_originals: Keep one whole-table unit per table.
+        augment: Discover join paths and add generated units (``False``: whole-table only).
+        budget: Paths selected per pool (paper's K; default ⌊|tables|/2⌋).
+        lambda_div: Diversity weight of lazy-greedy selection (paper: 0.1).
+        generator: Name of the query generator used (recorded, not configurable).
     """
 
     include_titles: bool = True
     max_rows: int = DEFAULT_MAX_ROWS
     include_originals: bool = True
+    augment: bool = True
+    budget: int | None = None
+    lambda_div: float = 0.1
+    generator: str = "none"
 
     def __post_init__(self) -> None:
         if self.max_rows < 1:
@@ -75,8 +87,10 @@ class BuildReport:
 
     n_tables: int = 0
     n_units: int = 0
+    n_paths: int = 0
     units_by_kind: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,12 +122,7 @@ class PearlTableIndex:
         self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
         self._llm = llm
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
-        self._serializer = Serializer(
-            max_tokens=encoder_window(embed_model),
-            count_tokens=token_counter_for(embed_model),
-            include_titles=config.include_titles,
-            max_rows=config.max_rows,
-        )
+        self._serializer = _serializer_for(embed_model, config)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -123,10 +132,23 @@ class PearlTableIndex:
         *,
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
+        generator: QueryGenerator | None = None,
         storage_context: StorageContext | None = None,
+        augment: bool = True,
+        budget: int | None = None,
+        lambda_div: float = 0.1,
+        use_declared_joins: bool = True,
+        explicit_only: bool = False,
+        implicit_only: bool = False,
+        no_originals: bool = False,
+        single_hop: bool = False,
+        single_hop_questions: int | None = None,
+        random_view: bool = False,
+        random_query: bool = False,
+        concurrency: int = 4,
+        cache_dir: str | Path | None = None,
         include_titles: bool = True,
         max_rows: int = DEFAULT_MAX_ROWS,
-        include_originals: bool = True,
         show_progress: bool = False,
     ) -> PearlTableIndex:
         """Build an index over tables.
@@ -139,31 +161,89 @@ class PearlTableIndex:
                 set, else the bundled all-MiniLM-L6-v2.
             llm: LLM for query generation; default ``Settings.llm`` if explicitly
                 set, else none.
+            generator: Query generator; default ``LLMQueryGenerator(llm)`` when an
+                LLM resolves, else the offline ``HeuristicQueryGenerator``.
             storage_context: Where vectors go; its ``vector_store`` is honoured.
                 Default: an exact FAISS inner-product index.
+            augment: Run join discovery and query generation (``False``: the
+                whole-table baseline).
+            budget: Paths kept per pool by lazy greedy (paper's K, default ⌊|C|/2⌋).
+            lambda_div: Diversity weight λ_div of path selection (paper: 0.1).
+            use_declared_joins: Use foreign keys declared by SQL sources as edges.
+            explicit_only: Ablation: joined entries of explicit paths only.
+            implicit_only: Ablation: sub-entries of implicit paths only.
+            no_originals: Ablation: drop the whole-table units.
+            single_hop: Add per-table questions for tables in no selected path
+                (paper appendix E; use it for single-table corpora).
+            single_hop_questions: Questions per such table (5 with an LLM, 2 heuristic).
+            random_view: Ablation: random column subsets instead of path units.
+            random_query: Ablation: per-table questions for every table, no paths.
+            concurrency: LLM requests in flight during generation.
+            cache_dir: Folder of the generation cache (JSONL). Default for an LLM
+                generator: ``~/.cache/llama-index-pearl``; the heuristic is not cached.
             include_titles: Render table titles/descriptions in units.
             max_rows: Rows per table view (paper: 10).
-            include_originals: Keep whole-table units (ablation ``no_originals``).
             show_progress: Show progress bars on long stages.
         """
         started = time.perf_counter()
         loaded = load_tables(tables)
         if not loaded:
             raise ValueError("No tables to index")
-        config = PearlConfig(include_titles=include_titles, max_rows=max_rows, include_originals=include_originals)
+        options = AugmentOptions(
+            explicit_only=explicit_only,
+            implicit_only=implicit_only,
+            single_hop=single_hop,
+            single_hop_questions=single_hop_questions,
+            random_view=random_view,
+            random_query=random_query,
+        )
         model = resolve_embed_model(embed_model)
-        report = BuildReport(n_tables=len(loaded))
-        report.seconds["load"] = time.perf_counter() - started
-
-        serializer = Serializer(
-            max_tokens=encoder_window(model),
-            count_tokens=token_counter_for(model),
+        resolved_llm = resolve_llm(llm)
+        if augment and generator is None:
+            generator = LLMQueryGenerator(resolved_llm) if resolved_llm is not None else HeuristicQueryGenerator()
+        config = PearlConfig(
             include_titles=include_titles,
             max_rows=max_rows,
+            include_originals=not no_originals,
+            augment=augment,
+            budget=budget,
+            lambda_div=lambda_div,
+            generator=generator.model_name if generator is not None else "none",
         )
-        t0 = time.perf_counter()
-        units = [original_unit(t, serializer) for t in loaded] if include_originals else []
-        report.seconds["serialize"] = time.perf_counter() - t0
+        report = BuildReport(n_tables=len(loaded))
+        report.seconds["load"] = time.perf_counter() - started
+        serializer = _serializer_for(model, config)
+        by_id = {t.id: t for t in loaded}
+
+        units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
+        graph = None
+        if augment:
+            discovery = discover_join_paths(
+                loaded,
+                model,
+                budget=budget,
+                lambda_div=lambda_div,
+                use_declared=use_declared_joins,
+                show_progress=show_progress,
+            )
+            graph = discovery.graph
+            report.seconds["discovery"] = sum(discovery.seconds.values())
+            t0 = time.perf_counter()
+            cache = _generation_cache(generator, cache_dir)
+            corpus = build_augmented_units(
+                by_id,
+                discovery.paths,
+                generator,
+                serializer,
+                options,
+                concurrency=concurrency,
+                cache=cache,
+                show_progress=show_progress,
+            )
+            units.extend(corpus.units)
+            report.seconds["generation"] = time.perf_counter() - t0
+            report.n_paths = len(corpus.paths)
+            report.generation = corpus.report.to_dict() if corpus.report is not None else {}
         if not units:
             raise ValueError("The build produced no units (originals disabled and no augmented units)")
 
@@ -173,7 +253,7 @@ class PearlTableIndex:
         report.n_units = len(units)
         report.units_by_kind = _count_kinds(units)
         report.seconds["total"] = time.perf_counter() - started
-        return cls(loaded, vector_index, model, config, units, llm=resolve_llm(llm), report=report)
+        return cls(loaded, vector_index, model, config, units, join_graph=graph, llm=resolved_llm, report=report)
 
     # ------------------------------------------------------------ accessors
     @property
@@ -190,6 +270,11 @@ class PearlTableIndex:
     @property
     def join_graph(self) -> nx.Graph:
         return self._join_graph
+
+    @property
+    def join_paths(self) -> list[JoinPath]:
+        """The selected join paths (explicit and implicit) the units were built from."""
+        return paths_from_graph(self._join_graph)
 
     @property
     def embed_model(self) -> BaseEmbedding:
@@ -301,6 +386,26 @@ def build_vector_index(
     for unit in units:
         unit.embedding = None  # vectors live in the store; units stay light
     return index
+
+
+def _serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serializer:
+    return Serializer(
+        max_tokens=encoder_window(embed_model),
+        count_tokens=token_counter_for(embed_model),
+        include_titles=config.include_titles,
+        max_rows=config.max_rows,
+    )
+
+
+def _generation_cache(generator: QueryGenerator | None, cache_dir: str | Path | None) -> GenerationCache | None:
+    """LLM generations are cached by default (they cost minutes); heuristic ones only on request."""
+    if cache_dir is not None:
+        return GenerationCache(Path(cache_dir))
+    if isinstance(generator, LLMQueryGenerator):
+        default = Path(os.environ.get("PEARL_CACHE_DIR", Path.home() / ".cache" / "llama-index-pearl"))
+        default.mkdir(parents=True, exist_ok=True)
+        return GenerationCache(default)
+    return None
 
 
 def _exact_faiss_store(dim: int) -> Any:

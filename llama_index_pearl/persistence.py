@@ -20,12 +20,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import pandas as pd
 from llama_index.core import StorageContext, load_index_from_storage
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
+from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.models import embed_model_name, resolve_embed_model, resolve_llm
 from llama_index_pearl.table import ForeignKey, Table
 
@@ -49,7 +49,7 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     index.storage_context.persist(persist_dir=str(folder))
     _write_tables(index.tables.values(), folder / TABLES)
-    (folder / GRAPH).write_text(json.dumps(nx.node_link_data(index.join_graph, edges="edges"), default=str))
+    (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -171,7 +171,10 @@ def load_index(
             f"docstore holds {len(units)}"
         )
     tables = _read_tables(folder / TABLES)
-    graph = nx.node_link_graph(json.loads((folder / GRAPH).read_text()), edges="edges")
+    try:
+        graph = graph_from_json(json.loads((folder / GRAPH).read_text()))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"Corrupted join graph {str(folder / GRAPH)!r}: {exc}") from exc
     report = BuildReport(**manifest.get("report", {}))
     config = PearlConfig.from_dict(manifest.get("config", {}))
     return cls(tables, vector_index, model, config, units, join_graph=graph, llm=resolve_llm(llm), report=report)

@@ -13,8 +13,8 @@ from llama_index_pearl.index import build_vector_index
 from llama_index_pearl.units import UnitKind, make_unit, original_unit
 
 
-def test_from_tables_builds_one_original_unit_per_table(music_tables, hashing_embedding):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+def test_whole_table_build_has_one_original_unit_per_table(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding, augment=False)
     assert sorted(u.metadata["table_ids"][0] for u in index.units) == ["concert", "singer", "stadium"]
     assert {u.metadata["kind"] for u in index.units} == {"original"}
     assert index.report.units_by_kind == {"original": 3}
@@ -42,7 +42,7 @@ def test_as_retriever_is_a_pearl_retriever(music_tables, hashing_embedding):
 
 
 def _index_with_units(tables, embedding, extra_units):
-    index = PearlTableIndex.from_tables(tables, embed_model=embedding)
+    index = PearlTableIndex.from_tables(tables, embed_model=embedding, augment=False)
     units = [original_unit(t, index.serializer) for t in index.tables.values()] + extra_units(index)
     vector_index = build_vector_index(units, embedding)
     return PearlTableIndex(list(index.tables.values()), vector_index, embedding, index.config, units)

@@ -1,0 +1,205 @@
+"""Vertical partitioning: generated questions and join paths become indexed units.
+
+Paper section 3.1.3: each table of a path is projected onto the columns chosen
+for the question (T̂_i = Π_{c_i}(T_i)), with the path's join-overlapping rows
+first (appendix B.2). An implicit path gives one sub-entry per table
+(question ∥ T̂_i); an explicit path gives one joined entry
+(question ∥ T̂_1 ∥ … ∥ T̂_h). Single-hop questions (appendix E) give one
+question-conditioned sub-table each. The ablations of section 4.3 live here too:
+``random_view`` (random column subsets, no question, same unit count).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from llama_index.core.schema import TextNode
+
+from llama_index_pearl.generation import (
+    DEFAULT_SINGLE_QUESTIONS,
+    GenerationCache,
+    GenerationReport,
+    GenerationRequest,
+    GenerationResult,
+    LLMQueryGenerator,
+    PathRequest,
+    QueryGenerator,
+    SingleTableRequest,
+    generate_all,
+    reorder_rows_for_path,
+    shown_rows,
+)
+from llama_index_pearl.joins.paths import JoinKind, JoinPath
+from llama_index_pearl.table import Table
+from llama_index_pearl.units import Serializer, UnitKind, make_unit
+
+__all__ = [
+    "AugmentOptions",
+    "AugmentedCorpus",
+    "build_augmented_units",
+    "path_requests",
+    "path_units",
+    "random_view_units",
+    "single_hop_units",
+]
+
+# the heuristic's questions are templated, so more of them add little but units
+HEURISTIC_SINGLE_QUESTIONS = 2
+
+
+@dataclass(frozen=True)
+class AugmentOptions:
+    """Which augmented units a build makes (the paper's ablations are flags here).
+
+    Args:
+        explicit_only: Keep only explicit paths (joined entries).
+        implicit_only: Keep only implicit paths (sub-entries).
+        single_hop: Add per-table questions for tables in no selected path.
+        single_hop_questions: Questions per such table (default: 5 with an LLM,
+            2 with the heuristic generator).
+        random_view: Replace path units with as many random column subsets.
+        random_query: No join paths; per-table questions for every table.
+        seed: Seed for the random ablations.
+    """
+
+    explicit_only: bool = False
+    implicit_only: bool = False
+    single_hop: bool = False
+    single_hop_questions: int | None = None
+    random_view: bool = False
+    random_query: bool = False
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.explicit_only and self.implicit_only:
+            raise ValueError("explicit_only and implicit_only exclude each other")
+        if self.random_view and self.random_query:
+            raise ValueError("random_view and random_query exclude each other")
+        if self.single_hop_questions is not None and self.single_hop_questions < 1:
+            raise ValueError(f"single_hop_questions must be >= 1, got {self.single_hop_questions}")
+
+    def keeps(self, path: JoinPath) -> bool:
+        if self.explicit_only:
+            return path.kind is JoinKind.EXPLICIT
+        if self.implicit_only:
+            return path.kind is JoinKind.IMPLICIT
+        return True
+
+
+def path_units(
+    path: JoinPath, result: GenerationResult, tables: Mapping[str, Table], serializer: Serializer
+) -> list[TextNode]:
+    """Units for one generated path: sub-entries (implicit) or one joined entry (explicit)."""
+    if not result.ok:
+        return []
+    query = result.queries[0]
+    rows = reorder_rows_for_path(path, tables, serializer.max_rows)
+    views = [_projected_view(tables[t], query.columns.get(t), rows.get(t), serializer) for t in path.tables]
+    if path.kind is JoinKind.EXPLICIT:
+        return [make_unit(UnitKind.EXPLICIT, views, serializer, question=query.question, path_id=path.path_id)]
+    return [
+        make_unit(UnitKind.IMPLICIT, [view], serializer, question=query.question, path_id=path.path_id)
+        for view in views
+    ]
+
+
+def single_hop_units(request: SingleTableRequest, result: GenerationResult, serializer: Serializer) -> list[TextNode]:
+    """One question-conditioned sub-table unit per generated question."""
+    if not result.ok:
+        return []
+    table = request.table
+    rows = shown_rows(request, serializer.max_rows).get(table.id)
+    units = []
+    for i, query in enumerate(result.queries):
+        view = _projected_view(table, query.columns.get(table.id), rows, serializer)
+        units.append(
+            make_unit(UnitKind.SINGLE_HOP, [view], serializer, question=query.question, key=f"{i}:{query.question}")
+        )
+    return units
+
+
+def random_view_units(tables: Sequence[Table], n_units: int, serializer: Serializer, seed: int = 0) -> list[TextNode]:
+    """``n_units`` random projections (uniform non-empty column subsets), no question (appendix B.3)."""
+    rng = random.Random(seed)
+    units = []
+    for i in range(n_units):
+        table = tables[i % len(tables)] if n_units >= len(tables) else rng.choice(list(tables))
+        size = rng.randint(1, len(table.columns))
+        columns = [c for c in table.columns if c in set(rng.sample(table.columns, size))]
+        units.append(make_unit(UnitKind.RANDOM_VIEW, [serializer.view(table, columns)], serializer, key=str(i)))
+    return units
+
+
+def _projected_view(table: Table, columns: list[str] | None, rows: list[int] | None, serializer: Serializer):
+    kept = [c for c in (columns or []) if c in table.df.columns]
+    return serializer.view(table, kept or None, rows)
+
+
+def path_requests(paths: Sequence[JoinPath], tables: Mapping[str, Table]) -> list[PathRequest]:
+    """One generation request per path, each holding only its own tables."""
+    return [PathRequest(p, {t: tables[t] for t in p.tables}) for p in paths]
+
+
+@dataclass
+class AugmentedCorpus:
+    """What augmentation produced: units, the generation report, the paths used."""
+
+    units: list[TextNode]
+    report: GenerationReport | None
+    paths: list[JoinPath]
+
+
+def build_augmented_units(
+    tables: Mapping[str, Table],
+    paths: Sequence[JoinPath],
+    generator: QueryGenerator,
+    serializer: Serializer,
+    options: AugmentOptions,
+    *,
+    concurrency: int = 4,
+    cache: GenerationCache | None = None,
+    show_progress: bool = False,
+) -> AugmentedCorpus:
+    """Generate questions for the kept paths (and single-hop tables) and build their units.
+
+    Args:
+        tables: All tables by id.
+        paths: Selected join paths.
+        generator: LLM or heuristic generator.
+        serializer: The index's serializer.
+        options: Which units to make (ablations).
+        concurrency: Generation requests in flight.
+        cache: Generation cache; cached paths make no LLM call.
+        show_progress: Progress bar during generation.
+    """
+    kept = [] if options.random_query else [p for p in paths if options.keeps(p)]
+    if options.random_view:
+        n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in kept)
+        return AugmentedCorpus(random_view_units(list(tables.values()), n_units, serializer, options.seed), None, kept)
+    requests: list[GenerationRequest] = list(path_requests(kept, tables))
+    single_tables = _single_hop_tables(tables, kept, options)
+    n_questions = options.single_hop_questions or (
+        DEFAULT_SINGLE_QUESTIONS if isinstance(generator, LLMQueryGenerator) else HEURISTIC_SINGLE_QUESTIONS
+    )
+    requests.extend(SingleTableRequest(t, n_questions) for t in single_tables)
+    if not requests:
+        return AugmentedCorpus([], None, kept)
+    run = generate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
+    units: list[TextNode] = []
+    for request, result in zip(requests, run.results):
+        if isinstance(request, PathRequest):
+            units.extend(path_units(request.path, result, tables, serializer))
+        else:
+            units.extend(single_hop_units(request, result, serializer))
+    return AugmentedCorpus(units, run.report, kept)
+
+
+def _single_hop_tables(tables: Mapping[str, Table], kept: Sequence[JoinPath], options: AugmentOptions) -> list[Table]:
+    if options.random_query:
+        return list(tables.values())
+    if not options.single_hop:
+        return []
+    covered = {t for p in kept for t in p.tables}
+    return [t for tid, t in tables.items() if tid not in covered]
