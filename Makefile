@@ -17,9 +17,11 @@ setup: $(BIN)/pearl
 demo: setup
 	$(BIN)/pearl demo
 
+CODE := llama_index_pearl tests examples benchmarks
+
 lint: setup
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 
 test: lint
 	$(BIN)/pytest

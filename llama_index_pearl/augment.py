@@ -41,6 +41,7 @@ __all__ = [
     "build_augmented_units",
     "path_requests",
     "path_units",
+    "plan_requests",
     "random_view_units",
     "single_hop_units",
 ]
@@ -127,7 +128,8 @@ def random_view_units(tables: Sequence[Table], n_units: int, serializer: Seriali
     for i in range(n_units):
         table = tables[i % len(tables)] if n_units >= len(tables) else rng.choice(list(tables))
         size = rng.randint(1, len(table.columns))
-        columns = [c for c in table.columns if c in set(rng.sample(table.columns, size))]
+        chosen = set(rng.sample(table.columns, size))
+        columns = [c for c in table.columns if c in chosen]
         units.append(make_unit(UnitKind.RANDOM_VIEW, [serializer.view(table, columns)], serializer, key=str(i)))
     return units
 
@@ -178,12 +180,7 @@ def build_augmented_units(
     if options.random_view:
         n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in kept)
         return AugmentedCorpus(random_view_units(list(tables.values()), n_units, serializer, options.seed), None, kept)
-    requests: list[GenerationRequest] = list(path_requests(kept, tables))
-    single_tables = _single_hop_tables(tables, kept, options)
-    n_questions = options.single_hop_questions or (
-        DEFAULT_SINGLE_QUESTIONS if isinstance(generator, LLMQueryGenerator) else HEURISTIC_SINGLE_QUESTIONS
-    )
-    requests.extend(SingleTableRequest(t, n_questions) for t in single_tables)
+    requests = plan_requests(tables, kept, generator, options)
     if not requests:
         return AugmentedCorpus([], None, kept)
     run = generate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
@@ -194,6 +191,18 @@ def build_augmented_units(
         else:
             units.extend(single_hop_units(request, result, serializer))
     return AugmentedCorpus(units, run.report, kept)
+
+
+def plan_requests(
+    tables: Mapping[str, Table], kept: Sequence[JoinPath], generator: QueryGenerator, options: AugmentOptions
+) -> list[GenerationRequest]:
+    """The generation requests a build sends: one per kept path, then single-hop tables."""
+    requests: list[GenerationRequest] = list(path_requests(kept, tables))
+    n_questions = options.single_hop_questions or (
+        DEFAULT_SINGLE_QUESTIONS if isinstance(generator, LLMQueryGenerator) else HEURISTIC_SINGLE_QUESTIONS
+    )
+    requests.extend(SingleTableRequest(t, n_questions) for t in _single_hop_tables(tables, kept, options))
+    return requests
 
 
 def _single_hop_tables(tables: Mapping[str, Table], kept: Sequence[JoinPath], options: AugmentOptions) -> list[Table]:

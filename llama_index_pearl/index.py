@@ -24,8 +24,14 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.augment import AugmentOptions, build_augmented_units
-from llama_index_pearl.generation import GenerationCache, HeuristicQueryGenerator, LLMQueryGenerator, QueryGenerator
+from llama_index_pearl.augment import AugmentOptions, build_augmented_units, plan_requests
+from llama_index_pearl.generation import (
+    GenerationCache,
+    HeuristicQueryGenerator,
+    LLMQueryGenerator,
+    QueryGenerator,
+    estimate_prompt_tokens,
+)
 from llama_index_pearl.joins import JoinPath, discover_join_paths, paths_from_graph
 from llama_index_pearl.models import (
     encoder_window,
@@ -254,6 +260,52 @@ class PearlTableIndex:
         report.units_by_kind = _count_kinds(units)
         report.seconds["total"] = time.perf_counter() - started
         return cls(loaded, vector_index, model, config, units, join_graph=graph, llm=resolved_llm, report=report)
+
+    @classmethod
+    def estimate_cost(
+        cls,
+        tables: TableSource,
+        *,
+        embed_model: BaseEmbedding | None = None,
+        llm: LLM | None = None,
+        generator: QueryGenerator | None = None,
+        budget: int | None = None,
+        lambda_div: float = 0.1,
+        use_declared_joins: bool = True,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Dry run: discover and select paths, build every prompt, call no LLM.
+
+        Args:
+            tables: As in :meth:`from_tables`.
+            embed_model: Encoder used by join discovery.
+            llm: The LLM a build would use (its prompts are counted).
+            generator: Explicit generator instead of ``llm``.
+            budget: Paths per pool, as in :meth:`from_tables`.
+            lambda_div: Diversity weight, as in :meth:`from_tables`.
+            use_declared_joins: As in :meth:`from_tables`.
+            **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
+
+        Returns:
+            ``{"tables", "paths", "requests", "prompt_tokens", "per_path_avg",
+            "max_prompt_tokens"}`` (tokens at ~4 characters a token).
+        """
+        loaded = load_tables(tables)
+        resolved_llm = resolve_llm(llm)
+        if generator is None:
+            generator = LLMQueryGenerator(resolved_llm) if resolved_llm is not None else HeuristicQueryGenerator()
+        discovery = discover_join_paths(
+            loaded,
+            resolve_embed_model(embed_model),
+            budget=budget,
+            lambda_div=lambda_div,
+            use_declared=use_declared_joins,
+        )
+        augment_options = AugmentOptions(**options)
+        kept = [p for p in discovery.paths if augment_options.keeps(p)]
+        requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
+        estimate = estimate_prompt_tokens(requests, generator=generator)
+        return {"tables": len(loaded), "paths": len(kept), "requests": len(requests), **estimate}
 
     # ------------------------------------------------------------ accessors
     @property
