@@ -4,7 +4,8 @@ Paper section 3.1.3: each table of a path is projected onto the columns chosen
 for the question (T̂_i = Π_{c_i}(T_i)), with the path's join-overlapping rows
 first (appendix B.2). An implicit path gives one sub-entry per table
 (question ∥ T̂_i); an explicit path gives one joined entry
-(question ∥ T̂_1 ∥ … ∥ T̂_h). Single-hop questions (appendix E) give one
+(question ∥ T̂_1 ∥ … ∥ T̂_h) whose ``table_ids`` run from T_h back to T_1, the
+question's target first, so max-pooling ties favour it. Single-hop questions (appendix E) give one
 question-conditioned sub-table each. The ablations of section 4.3 live here too:
 ``random_view`` (random column subsets, no question, same unit count).
 """
@@ -99,7 +100,12 @@ def path_units(
     rows = reorder_rows_for_path(path, tables, serializer.max_rows)
     views = [_projected_view(tables[t], query.columns.get(t), rows.get(t), serializer) for t in path.tables]
     if path.kind is JoinKind.EXPLICIT:
-        return [make_unit(UnitKind.EXPLICIT, views, serializer, question=query.question, path_id=path.path_id)]
+        unit = make_unit(UnitKind.EXPLICIT, views, serializer, question=query.question, path_id=path.path_id)
+        # All tables of a joined entry share its score, and max pooling breaks such ties by
+        # ``table_ids`` order. Generated questions ask for attributes at the far end of the
+        # chain (anchored at the first table), so list the far end first and walk back.
+        unit.metadata["table_ids"] = list(reversed(unit.metadata["table_ids"]))
+        return [unit]
     return [
         make_unit(UnitKind.IMPLICIT, [view], serializer, question=query.question, path_id=path.path_id)
         for view in views

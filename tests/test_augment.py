@@ -33,10 +33,19 @@ def test_explicit_path_gives_one_joined_entry_over_both_tables(tables):
         _path(JoinKind.EXPLICIT), _result({"singer": ["name"], "concert": ["venue"]}), tables, Serializer()
     )
     assert len(units) == 1
-    assert units[0].metadata["table_ids"] == ["singer", "concert"]
+    assert sorted(units[0].metadata["table_ids"]) == ["concert", "singer"]
     assert units[0].metadata["kind"] == "explicit"
     assert units[0].text.startswith("Where did Ann sing?\nTable: singer\nColumns: name")
     assert "Columns: venue" in units[0].text
+
+
+def test_joined_entry_lists_the_far_end_of_the_path_first_for_pooling_ties(tables):
+    # questions target the far end of the chain; max pooling breaks ties by table_ids order
+    units = path_units(
+        _path(JoinKind.EXPLICIT), _result({"singer": ["name"], "concert": ["venue"]}), tables, Serializer()
+    )
+    assert units[0].metadata["table_ids"] == ["concert", "singer"]
+    assert units[0].text.index("Table: singer") < units[0].text.index("Table: concert")
 
 
 def test_implicit_path_gives_one_sub_entry_per_table(tables):

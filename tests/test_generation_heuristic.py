@@ -121,3 +121,31 @@ def test_all_numeric_table_still_gets_a_question():
     result = HeuristicQueryGenerator().generate(SingleTableRequest(numbers))
     assert result.ok and "measurements" in result.queries[0].question
     assert len(result.queries[0].columns["measurements"]) == 3
+
+
+def implicit_pair(stadium_ids: list[int]) -> PathRequest:
+    concert = Table(CONCERT.id, CONCERT.df.assign(Stadium_ID=stadium_ids))
+    pair = ColumnPair(CONCERT.id, "Stadium_ID", STADIUM.id, "Stadium_ID")
+    path = JoinPath((CONCERT.id, STADIUM.id), ((pair,),), JoinKind.IMPLICIT, 0.9)
+    return PathRequest(path, {CONCERT.id: concert, STADIUM.id: STADIUM})
+
+
+def test_explicit_question_asks_for_far_table_attributes_for_an_anchor_of_the_first():
+    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    assert query.question.startswith("What are the location and name of the stadium for the concert")
+
+
+def test_three_table_question_walks_through_the_middle_entity_and_its_attribute():
+    (query,) = HeuristicQueryGenerator().generate(three_hop()).queries
+    assert " of the stadium in the concert (with its concert name) for the singer in concert" in query.question
+
+
+def test_implicit_question_names_every_table_and_its_attributes_around_the_shared_value():
+    (query,) = HeuristicQueryGenerator().generate(implicit_pair([99, 2, 1, 2])).queries
+    assert query.question.startswith("For the same stadium, what are the ")
+    assert "of the concert and the location and name of the stadium?" in query.question
+
+
+def test_path_whose_hop_shares_no_join_value_is_skipped():
+    result = HeuristicQueryGenerator().generate(implicit_pair([7, 8, 9, 10]))
+    assert not result.ok and result.skipped_reason == "no shared join value"

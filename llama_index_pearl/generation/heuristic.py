@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from llama_index_pearl.generation.base import (
@@ -23,12 +23,13 @@ from llama_index_pearl.generation.base import (
     PathRequest,
     QueryGenerator,
 )
-from llama_index_pearl.generation.rows import resolve_column, shown_rows
+from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
+from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.table import Table, cell_text
 
 __all__ = ["HEURISTIC_VERSION", "ColumnProfile", "HeuristicQueryGenerator", "humanize", "profile_columns"]
 
-HEURISTIC_VERSION = "heuristic-1"
+HEURISTIC_VERSION = "heuristic-2"
 PROFILE_ROWS = 500
 _NAME_HINTS = {
     "name", "title", "label", "city", "country", "nation", "nationality", "place", "location", "state",
@@ -173,38 +174,33 @@ class HeuristicQueryGenerator(QueryGenerator):
         rng = random.Random(f"{self.seed}:{request.request_id}")
         rows = shown_rows(request, self.max_rows)
         if isinstance(request, PathRequest):
-            queries = [self._path_query(request, rows, rng)]
+            query = self._path_query(request, rows, rng)
+            if query is None:
+                return GenerationResult(request.request_id, skipped_reason="no shared join value", attempts=1)
+            queries = [query]
         else:
             queries = self._single_queries(request.table, rows[request.table.id], request.n_questions, rng)
         if not queries:
             return GenerationResult(request.request_id, skipped_reason="no usable rows", attempts=1)
         return GenerationResult(request.request_id, queries=queries, attempts=1)
 
-    def _path_query(self, request: PathRequest, rows: dict[str, list[int]], rng: random.Random) -> GeneratedQuery:
+    def _path_query(
+        self, request: PathRequest, rows: dict[str, list[int]], rng: random.Random
+    ) -> GeneratedQuery | None:
         path, tables = request.path, request.table_list
+        if not _grounded(path, request.tables):
+            return None  # some hop shares no value: no question can need every table
         columns: dict[str, list[str]] = {}
         for table in tables:
             keys = [k for k in (resolve_column(table, c) for c in path.join_columns(table.id)) if k]
             columns[table.id] = choose_columns(table, keys)
-        first, far = tables[0], tables[-1]
-        entity = humanize(first.name or first.id)
+        first = tables[0]
         anchor = _anchor(first, rows[first.id], path.join_columns(first.id), rng)
-        if anchor is None:
-            subject = f"the {entity}"
-        else:
-            column, value, _ = anchor
-            subject = f"the {_anchor_phrase(entity, column, value)}"
-            if column not in columns[first.id]:
-                columns[first.id] = [*columns[first.id][:4], column]
-        far_keys = set(path.join_columns(far.id))
-        targets = [humanize(c) for c in columns[far.id] if c not in far_keys][:2] or [humanize(far.name or far.id)]
-        far_entity = humanize(far.name or far.id)
-        if len(tables) >= 3:
-            middle = humanize(tables[1].name or tables[1].id)
-            question = f"What is the {_join(targets)} of the {far_entity} linked to the {middle} of {subject}?"
-        else:
-            question = f"What is the {_join(targets)} of the {far_entity} for {subject}?"
-        return GeneratedQuery(question, columns)
+        if anchor is not None and anchor[0] not in columns[first.id]:
+            columns[first.id] = [*columns[first.id][:4], anchor[0]]
+        if path.kind is JoinKind.IMPLICIT:
+            return GeneratedQuery(_implicit_question(path, tables, columns), columns)
+        return GeneratedQuery(_explicit_question(path, tables, columns, anchor), columns)
 
     def _single_queries(self, table: Table, rows: list[int], n: int, rng: random.Random) -> list[GeneratedQuery]:
         entity = humanize(table.name or table.id)
@@ -242,3 +238,45 @@ class HeuristicQueryGenerator(QueryGenerator):
                     cols.append(p.name)
             queries.append(GeneratedQuery(question, {table.id: list(dict.fromkeys(cols))[:5]}))
         return queries
+
+
+def _entity(table: Table) -> str:
+    return humanize(table.name or table.id)
+
+
+def _descriptive(path: JoinPath, table: Table, columns: dict[str, list[str]], n: int) -> list[str]:
+    """Plain names of the chosen non-key columns of ``table``, at most ``n``."""
+    keys = set(path.join_columns(table.id))
+    return [humanize(c) for c in columns[table.id] if c not in keys][:n]
+
+
+def _grounded(path: JoinPath, tables: Mapping[str, Table]) -> bool:
+    """Whether every hop of ``path`` has at least one join value present on both sides."""
+    for hop, pairs in enumerate(path.hops):
+        left, right = tables[path.tables[hop]], tables[path.tables[hop + 1]]
+        if not any(
+            (set(join_values(left, p.left_column)) & set(join_values(right, p.right_column))) - {""} for p in pairs
+        ):
+            return False
+    return True
+
+
+def _explicit_question(
+    path: JoinPath, tables: list[Table], columns: dict[str, list[str]], anchor: tuple[str, str, int] | None
+) -> str:
+    """Walk the FK chain: far-table attributes, through each middle table, for an anchor in the first."""
+    first, far = tables[0], tables[-1]
+    subject = f"the {_entity(first)}" if anchor is None else f"the {_anchor_phrase(_entity(first), *anchor[:2])}"
+    targets = _descriptive(path, far, columns, 2) or [_entity(far)]
+    middles = ""
+    for table in tables[1:-1]:
+        described = _descriptive(path, table, columns, 1)
+        middles += f" in the {_entity(table)}" + (f" (with its {described[0]})" if described else "")
+    return f"What are the {_join(targets)} of the {_entity(far)}{middles} for {subject}?"
+
+
+def _implicit_question(path: JoinPath, tables: list[Table], columns: dict[str, list[str]]) -> str:
+    """Each table tells one thing about the shared value: name every table's entity and attributes."""
+    shared = humanize(path.join_columns(tables[0].id)[0]) if path.join_columns(tables[0].id) else "value"
+    parts = [f"the {_join(_descriptive(path, t, columns, 2) or [_entity(t)])} of the {_entity(t)}" for t in tables]
+    return f"For the same {shared}, what are {_join(parts)}?"
