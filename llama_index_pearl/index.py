@@ -10,21 +10,20 @@ product equals cosine). Retrieval lives in :mod:`llama_index_pearl.retriever`.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
-import numpy as np
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.augment import AugmentOptions, build_augmented_units, plan_requests
+from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache, generator_from_name
 from llama_index_pearl.generation import (
     GenerationCache,
     HeuristicQueryGenerator,
@@ -41,65 +40,17 @@ from llama_index_pearl.models import (
 )
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer, UnitKind, original_unit
 
 if TYPE_CHECKING:
+    from llama_index_pearl.incremental import UpdateReport
     from llama_index_pearl.retriever import PearlRetriever
 
-__all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
+__all__ = ["BuildReport", "PearlConfig", "PearlTableIndex", "build_vector_index"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class PearlConfig:
-    """Build settings, persisted with the index.
-
-    Args:
-        include_titles: Render table titles (and descriptions) in units.
-        max_rows: Rows per table view (paper appendix B.2: 10).
-        include_originals: Keep one whole-table unit per table.
-        augment: Discover join paths and add generated units (``False``: whole-table only).
-        budget: Paths selected per pool (paper's K; default ⌊|tables|/2⌋).
-        lambda_div: Diversity weight of lazy-greedy selection (paper: 0.1).
-        generator: Name of the query generator used (recorded, not configurable).
-    """
-
-    include_titles: bool = True
-    max_rows: int = DEFAULT_MAX_ROWS
-    include_originals: bool = True
-    augment: bool = True
-    budget: int | None = None
-    lambda_div: float = 0.1
-    generator: str = "none"
-
-    def __post_init__(self) -> None:
-        if self.max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PearlConfig:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-
-@dataclass
-class BuildReport:
-    """What a build did and how long each stage took (seconds)."""
-
-    n_tables: int = 0
-    n_units: int = 0
-    n_paths: int = 0
-    units_by_kind: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    generation: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class PearlTableIndex:
@@ -119,6 +70,8 @@ class PearlTableIndex:
         join_graph: nx.Graph | None = None,
         llm: LLM | None = None,
         report: BuildReport | None = None,
+        generator: QueryGenerator | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         self._tables = {t.id: t for t in tables}
         self._vector_index = vector_index
@@ -127,6 +80,8 @@ class PearlTableIndex:
         self._units = {u.node_id: u for u in units}
         self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
         self._llm = llm
+        self._generator = generator
+        self._cache_dir = cache_dir
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
         self._serializer = _serializer_for(embed_model, config)
 
@@ -215,6 +170,8 @@ class PearlTableIndex:
             budget=budget,
             lambda_div=lambda_div,
             generator=generator.model_name if generator is not None else "none",
+            use_declared_joins=use_declared_joins,
+            **{k: v for k, v in asdict(options).items() if k != "seed"},
         )
         report = BuildReport(n_tables=len(loaded))
         report.seconds["load"] = time.perf_counter() - started
@@ -235,7 +192,7 @@ class PearlTableIndex:
             graph = discovery.graph
             report.seconds["discovery"] = sum(discovery.seconds.values())
             t0 = time.perf_counter()
-            cache = _generation_cache(generator, cache_dir)
+            cache = generation_cache(generator, cache_dir)
             corpus = build_augmented_units(
                 by_id,
                 discovery.paths,
@@ -259,7 +216,18 @@ class PearlTableIndex:
         report.n_units = len(units)
         report.units_by_kind = _count_kinds(units)
         report.seconds["total"] = time.perf_counter() - started
-        return cls(loaded, vector_index, model, config, units, join_graph=graph, llm=resolved_llm, report=report)
+        return cls(
+            loaded,
+            vector_index,
+            model,
+            config,
+            units,
+            join_graph=graph,
+            llm=resolved_llm,
+            report=report,
+            generator=generator,
+            cache_dir=cache_dir,
+        )
 
     @classmethod
     def estimate_cost(
@@ -350,13 +318,108 @@ class PearlTableIndex:
 
     @property
     def dimension(self) -> int:
-        return _store_dimension(self._vector_index) or len(self.embed_query("dimension probe"))
+        return store_dimension(self._vector_index.vector_store) or len(self.embed_query("dimension probe"))
+
+    @property
+    def generator(self) -> QueryGenerator | None:
+        """The query generator used for new paths (``None`` for a whole-table index).
+
+        After :meth:`load` it is rebuilt from the recorded name: the heuristic
+        generator with its settings, or ``LLMQueryGenerator`` over the ``llm``
+        given to :meth:`load`.
+
+        Raises:
+            ValueError: The index was built with an LLM and none was given.
+        """
+        if self._generator is None and self._config.augment:
+            self._generator = generator_from_name(self._config.generator, self._llm)
+        return self._generator
+
+    def generation_cache(self) -> GenerationCache | None:
+        """The generation cache a build or insert uses (LLM: on by default; heuristic: only with ``cache_dir``)."""
+        return generation_cache(self.generator, self._cache_dir)
+
+    # ----------------------------------------------------------- incremental
+    def insert_tables(
+        self,
+        tables: TableSource,
+        *,
+        replace: bool = False,
+        show_progress: bool = False,
+        concurrency: int = 4,
+    ) -> UpdateReport:
+        """Add tables without rebuilding (paper appendix C.3).
+
+        Candidate join edges are scored only for column pairs involving a new
+        table; only paths through a new table are generated (through the
+        generation cache and this index's generator); only new units are
+        embedded. Existing paths, questions and vectors are kept as they are.
+
+        Args:
+            tables: Anything :meth:`from_tables` accepts.
+            replace: Replace tables whose id already exists (delete, then insert).
+            show_progress: Show progress bars.
+            concurrency: LLM requests in flight during generation.
+
+        Returns:
+            What changed and what it cost.
+
+        Raises:
+            ValueError: A table id already exists and ``replace`` is false (the
+                message names it), or no tables were given.
+        """
+        from llama_index_pearl.incremental import insert_tables
+
+        return insert_tables(self, tables, replace=replace, show_progress=show_progress, concurrency=concurrency)
+
+    def delete_table(self, table_id: str) -> UpdateReport:
+        """Remove a table: its units, its join edges and the units of every path through it.
+
+        Args:
+            table_id: The table to remove.
+
+        Returns:
+            What changed.
+
+        Raises:
+            ValueError: ``table_id`` is not in the index (the message names it),
+                or it is the last table.
+            NotImplementedError: The vector store cannot delete (e.g. a plain
+                positional ``FaissVectorStore``).
+        """
+        from llama_index_pearl.incremental import delete_table
+
+        return delete_table(self, table_id)
+
+    def _apply_update(
+        self,
+        *,
+        tables: Sequence[Table] = (),
+        removed_tables: Sequence[str] = (),
+        units: Sequence[TextNode] = (),
+        removed_units: Sequence[str] = (),
+        join_graph: nx.Graph | None = None,
+    ) -> None:
+        """Mutate the in-memory state after the vector store has been updated."""
+        for table_id in removed_tables:
+            self._tables.pop(table_id, None)
+        for unit_id in removed_units:
+            self._units.pop(unit_id, None)
+        self._tables.update({t.id: t for t in tables})
+        self._units.update({u.node_id: u for u in units})
+        if join_graph is not None:
+            self._join_graph = join_graph
+        self._join_graph.add_nodes_from(t.id for t in tables)  # a whole-table index has a node per table too
+        self.report.n_tables = len(self._tables)
+        self.report.n_units = len(self._units)
+        self.report.n_paths = len(self._join_graph.graph.get("paths", []))
+        self.report.units_by_kind = _count_kinds(list(self._units.values()))
 
     def embed_query(self, query: str) -> list[float]:
-        return _normalise([self._embed_model.get_query_embedding(query)])[0]
+        return normalise([self._embed_model.get_query_embedding(query)])[0]
 
     async def aembed_query(self, query: str) -> list[float]:
-        return _normalise([await self._embed_model.aget_query_embedding(query)])[0]
+        return normalise([await self._embed_model.aget_query_embedding(query)])[0]
 
     def table_text(self, table_id: str) -> str:
         """The table as shown to an LLM: header and leading rows, no encoder budget."""
@@ -371,18 +434,44 @@ class PearlTableIndex:
 
         return PearlRetriever(self, similarity_top_k=similarity_top_k, **kwargs)
 
-    def as_query_engine(self, llm: LLM | None = None, similarity_top_k: int = 5, **kwargs: Any) -> Any:
-        """A ``RetrieverQueryEngine`` over retrieved tables."""
+    def as_query_engine(
+        self,
+        llm: LLM | None = None,
+        similarity_top_k: int = 5,
+        include_join_hints_in_text: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """A ``RetrieverQueryEngine`` over retrieved tables.
+
+        Args:
+            llm: Answering LLM; default the index's LLM (else LlamaIndex's default).
+            similarity_top_k: Tables retrieved per question.
+            include_join_hints_in_text: Show the LLM how the retrieved tables join.
+            **kwargs: Passed to ``RetrieverQueryEngine.from_args``.
+        """
         from llama_index.core.query_engine import RetrieverQueryEngine
 
-        retriever = self.as_retriever(similarity_top_k=similarity_top_k)
+        retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return RetrieverQueryEngine.from_args(retriever, llm=llm or self._llm, **kwargs)
 
-    def as_chat_engine(self, llm: LLM | None = None, similarity_top_k: int = 5, **kwargs: Any) -> Any:
-        """A ``CondensePlusContextChatEngine`` grounded on retrieved tables."""
+    def as_chat_engine(
+        self,
+        llm: LLM | None = None,
+        similarity_top_k: int = 5,
+        include_join_hints_in_text: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """A ``CondensePlusContextChatEngine`` grounded on retrieved tables.
+
+        Args:
+            llm: Chat LLM; default the index's LLM (else LlamaIndex's default).
+            similarity_top_k: Tables retrieved per turn.
+            include_join_hints_in_text: Show the LLM how the retrieved tables join.
+            **kwargs: Passed to ``CondensePlusContextChatEngine.from_defaults``.
+        """
         from llama_index.core.chat_engine import CondensePlusContextChatEngine
 
-        retriever = self.as_retriever(similarity_top_k=similarity_top_k)
+        retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return CondensePlusContextChatEngine.from_defaults(retriever, llm=llm or self._llm, **kwargs)
 
     # ---------------------------------------------------------- persistence
@@ -419,27 +508,6 @@ class PearlTableIndex:
         return load_index(cls, Path(persist_dir), embed_model=embed_model, llm=llm, storage_context=storage_context)
 
 
-def build_vector_index(
-    units: Sequence[TextNode],
-    embed_model: BaseEmbedding,
-    storage_context: StorageContext | None = None,
-    show_progress: bool = False,
-) -> VectorStoreIndex:
-    """Embed units once (normalised) and store them; default store is exact FAISS IP."""
-    texts = [u.get_content(metadata_mode="embed") for u in units]
-    vectors = _normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
-    for unit, vector in zip(units, vectors):
-        unit.embedding = vector
-    if storage_context is None:
-        storage_context = StorageContext.from_defaults(vector_store=_exact_faiss_store(len(vectors[0])))
-    index = VectorStoreIndex(
-        nodes=list(units), storage_context=storage_context, embed_model=embed_model, show_progress=False
-    )
-    for unit in units:
-        unit.embedding = None  # vectors live in the store; units stay light
-    return index
-
-
 def _serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serializer:
     return Serializer(
         max_tokens=encoder_window(embed_model),
@@ -447,36 +515,6 @@ def _serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serializ
         include_titles=config.include_titles,
         max_rows=config.max_rows,
     )
-
-
-def _generation_cache(generator: QueryGenerator | None, cache_dir: str | Path | None) -> GenerationCache | None:
-    """LLM generations are cached by default (they cost minutes); heuristic ones only on request."""
-    if cache_dir is not None:
-        return GenerationCache(Path(cache_dir))
-    if isinstance(generator, LLMQueryGenerator):
-        default = Path(os.environ.get("PEARL_CACHE_DIR", Path.home() / ".cache" / "llama-index-pearl"))
-        default.mkdir(parents=True, exist_ok=True)
-        return GenerationCache(default)
-    return None
-
-
-def _exact_faiss_store(dim: int) -> Any:
-    import faiss
-    from llama_index.vector_stores.faiss import FaissVectorStore
-
-    return FaissVectorStore(faiss_index=faiss.IndexFlatIP(dim))
-
-
-def _store_dimension(vector_index: VectorStoreIndex) -> int | None:
-    client = getattr(vector_index.vector_store, "client", None)
-    return int(client.d) if hasattr(client, "d") else None
-
-
-def _normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
-    array = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (array / norms).tolist()
 
 
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:

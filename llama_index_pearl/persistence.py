@@ -8,8 +8,14 @@ A folder holds:
   declared foreign keys, cells as text);
 - ``join_graph.json``: the join graph as node-link JSON;
 - ``docstore.json``, ``index_store.json``: LlamaIndex's JSON stores of the units;
-- ``default__vector_store.json``: the FAISS index (``faiss.write_index`` binary)
-  when the default store is used; external stores keep their own data.
+- ``default__vector_store.json``: the FAISS index (``faiss.write_index`` binary of
+  an ``IndexIDMap2`` over ``IndexFlatIP``) and ``id_map.json`` (unit id -> FAISS id,
+  and the next free FAISS id) when the default store is used; external stores
+  keep their own data.
+
+Version 2 (incremental indexing) replaced version 1's positional FAISS index with
+the id-mapped one and added ``edges`` to the join graph; version 1 folders are
+refused with a message asking for a rebuild.
 
 Loading reads JSON and FAISS's own binary format only; nothing is executed.
 """
@@ -27,6 +33,7 @@ from llama_index.core.llms import LLM
 
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.models import embed_model_name, resolve_embed_model, resolve_llm
+from llama_index_pearl.stores import ID_MAP_FILE, PearlFaissStore, store_dimension
 from llama_index_pearl.table import ForeignKey, Table
 
 if TYPE_CHECKING:
@@ -35,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
 
 FORMAT_NAME = "llama-index-pearl"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
@@ -65,9 +72,7 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
 
 
 def _store_kind(index: PearlTableIndex) -> str:
-    from llama_index.vector_stores.faiss import FaissVectorStore
-
-    return "faiss" if isinstance(index.vector_index.vector_store, FaissVectorStore) else "external"
+    return "faiss" if isinstance(index.vector_index.vector_store, PearlFaissStore) else "external"
 
 
 def _write_tables(tables: Any, path: Path) -> None:
@@ -130,7 +135,7 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
 def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -> None:
     needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE]
     if manifest.get("vector_store") == "faiss" and not external_store:
-        needed.append(FAISS_FILE)
+        needed.extend([FAISS_FILE, ID_MAP_FILE])
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
@@ -160,8 +165,17 @@ def load_index(
         )
     if storage_context is None:
         storage_context = _faiss_storage(folder, dimension)
+    else:
+        store_dim = store_dimension(storage_context.vector_store)
+        if store_dim is not None and store_dim != dimension:
+            raise ValueError(
+                f"Vector store dimension mismatch: {type(storage_context.vector_store).__name__} holds "
+                f"dimension {store_dim}, the index at {str(folder)!r} has dimension {dimension}"
+            )
     try:
-        vector_index = load_index_from_storage(storage_context, embed_model=model)
+        # the docstore keeps every unit even for stores that hold text (Qdrant): the
+        # retriever, persistence and incremental updates read units from it
+        vector_index = load_index_from_storage(storage_context, embed_model=model, store_nodes_override=True)
     except Exception as exc:
         raise ValueError(f"Corrupted LlamaIndex stores in {str(folder)!r}: {exc}") from exc
     units = list(vector_index.docstore.docs.values())
@@ -181,15 +195,9 @@ def load_index(
 
 
 def _faiss_storage(folder: Path, dimension: int) -> StorageContext:
-    import faiss
-    from llama_index.vector_stores.faiss import FaissVectorStore
-
-    try:
-        faiss_index = faiss.read_index(str(folder / FAISS_FILE))
-    except RuntimeError as exc:
-        raise ValueError(f"Corrupted FAISS file {str(folder / FAISS_FILE)!r}: {exc}") from exc
-    if faiss_index.d != dimension:
+    store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
+    if store.client.d != dimension:
         raise ValueError(
-            f"Vector store dimension {faiss_index.d} does not match the manifest's {dimension} in {str(folder)!r}"
+            f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in {str(folder)!r}"
         )
-    return StorageContext.from_defaults(vector_store=FaissVectorStore(faiss_index=faiss_index), persist_dir=str(folder))
+    return StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))

@@ -5,7 +5,9 @@ store for the top-n units, pools them to tables with
 :func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
 until k distinct tables are found or the store is exhausted. With the default
 exact FAISS store the result is exact max-pooling; with an approximate or remote
-store it is exact over whatever units the store returns.
+store it is exact over whatever units the store returns. Each returned table
+carries join hints (:mod:`llama_index_pearl.join_hints`) towards the other
+returned tables.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size
 
 if TYPE_CHECKING:
@@ -35,13 +38,18 @@ class PearlRetriever(BaseRetriever):
         index: The index to search.
         similarity_top_k: How many tables to return.
         fetch_k: Units asked for in the first round; default ``max(32, 4k)``.
+        include_join_hints_in_text: Append the table's join hints to the node text
+            (``JOIN concert.stadium_id = stadium.stadium_id (explicit)``), for LLM consumption.
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
 
     Each result is one ``NodeWithScore`` per table: the node text is the table's
     serialization for an LLM, the score is the pooled cosine, and the metadata
-    names the table (``table_id``) and the unit that matched (``matched_unit_id``,
-    ``matched_kind``, ``matched_table_ids``, ``matched_question``).
+    names the table (``table_id``), the unit that matched (``matched_unit_id``,
+    ``matched_kind``, ``matched_table_ids``, ``matched_question``) and
+    ``join_hints``: for each other returned table it joins (directly, or through
+    one named intermediate table), the column pairs and whether each join is
+    declared, explicit or implicit (see :class:`~llama_index_pearl.join_hints.JoinHint`).
     """
 
     def __init__(
@@ -49,6 +57,7 @@ class PearlRetriever(BaseRetriever):
         index: PearlTableIndex,
         similarity_top_k: int = 5,
         fetch_k: int | None = None,
+        include_join_hints_in_text: bool = False,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         **kwargs: Any,
@@ -60,6 +69,7 @@ class PearlRetriever(BaseRetriever):
         self._index = index
         self._similarity_top_k = similarity_top_k
         self._fetch_k = fetch_k
+        self._include_join_hints_in_text = include_join_hints_in_text
         super().__init__(callback_manager=callback_manager, verbose=verbose, **kwargs)
 
     @property
@@ -125,9 +135,13 @@ class PearlRetriever(BaseRetriever):
         return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
 
     def _to_nodes(self, tables: list[TableHit]) -> list[NodeWithScore]:
-        return [NodeWithScore(node=self._table_node(hit), score=hit.score) for hit in tables]
+        hints = compute_join_hints(self._index.join_graph, [hit.table_id for hit in tables])
+        return [
+            NodeWithScore(node=self._table_node(hit, hints_for_table(hints, hit.table_id)), score=hit.score)
+            for hit in tables
+        ]
 
-    def _table_node(self, hit: TableHit) -> TextNode:
+    def _table_node(self, hit: TableHit, hints: list[JoinHint]) -> TextNode:
         unit = self._index.unit(hit.unit_id)
         unit_meta = unit.metadata if unit is not None else {}
         metadata = {
@@ -136,12 +150,12 @@ class PearlRetriever(BaseRetriever):
             "matched_kind": unit_meta.get("kind"),
             "matched_table_ids": list(unit_meta.get("table_ids", [])),
             "matched_question": unit_meta.get("question"),
+            "join_hints": [h.to_dict() for h in hints],
         }
-        node = TextNode(
-            id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)),
-            text=self._index.table_text(hit.table_id),
-            metadata=metadata,
-        )
+        text = self._index.table_text(hit.table_id)
+        if self._include_join_hints_in_text and hints:
+            text = f"{text}\n{format_join_hints(hints)}"
+        node = TextNode(id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)), text=text, metadata=metadata)
         hidden = [k for k in metadata if k != "table_id"]
         node.excluded_llm_metadata_keys = hidden
         node.excluded_embed_metadata_keys = list(metadata)

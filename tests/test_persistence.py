@@ -92,11 +92,11 @@ def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
 
 def test_storage_context_route_round_trips(built, hashing_embedding):
     from llama_index.core import StorageContext
-    from llama_index.vector_stores.faiss import FaissVectorStore
+
+    from llama_index_pearl.stores import PearlFaissStore
 
     index, folder = built
-    storage = StorageContext.from_defaults(
-        vector_store=FaissVectorStore.from_persist_dir(str(folder)), persist_dir=str(folder)
-    )
+    store = PearlFaissStore.from_files(str(folder / "default__vector_store.json"), str(folder / "id_map.json"))
+    storage = StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding, storage_context=storage)
     assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")

@@ -5,12 +5,14 @@ from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, bui
 from llama_index_pearl.joins.evaluate import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins.graph import (
     build_join_graph,
+    edges_from_graph,
     graph_from_json,
     graph_to_json,
     paths_from_graph,
     read_graphml,
     write_graphml,
 )
+from llama_index_pearl.joins.incremental import drop_table, extend_join_paths
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
 from llama_index_pearl.joins.selection import default_budget, lazy_greedy
@@ -28,7 +30,10 @@ __all__ = [
     "build_paths",
     "default_budget",
     "discover_join_paths",
+    "drop_table",
+    "edges_from_graph",
     "evaluate_join_discovery",
+    "extend_join_paths",
     "format_join_report",
     "graph_from_json",
     "graph_to_json",

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import faiss
 import numpy as np
@@ -391,6 +392,20 @@ class CandidateEdge:
         # f(p) in the edge's own pool, fixed once: sorting and thresholds read it many times.
         f = scoring.explicit_score(self.s_str, self.s_ovlp) if self.explicit else self.implicit_f
         object.__setattr__(self, "score", round(f, 4))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native fields (``score`` is derived, so it is left out)."""
+        data = asdict(self)
+        data.pop("score")
+        data["signals"] = list(self.signals)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CandidateEdge:
+        """Inverse of :meth:`to_dict`."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "score"}
+        known["signals"] = tuple(known.get("signals", ()))
+        return cls(**known)
 
     @property
     def implicit_f(self) -> float:

@@ -32,7 +32,7 @@ import gc
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -274,8 +274,17 @@ def _discover(
 
 
 def _candidate_edges(
-    tables: Sequence[Table], profiles: list[ColumnProfile], use_declared: bool
+    tables: Sequence[Table],
+    profiles: list[ColumnProfile],
+    use_declared: bool,
+    touching: Collection[str] | None = None,
 ) -> tuple[list[CandidateEdge], float]:
+    """Generate and score candidate edges; with ``touching``, only pairs with a column of those tables.
+
+    The generators still see every profile (the adaptive P_B threshold and the
+    name and value indexes are corpus-wide, as in a full build); only scoring,
+    the expensive part, is restricted.
+    """
     if len(tables) < 2:
         return [], float("nan")
     pairs: cand.Pairs = {}
@@ -284,6 +293,13 @@ def _candidate_edges(
     cand.structural_candidates(profiles, pairs)
     tau_sim = cand.name_candidates(profiles, pairs)
     skipped = cand.value_candidates(profiles, pairs)
+    if touching is not None:
+        wanted = set(touching)
+        pairs = {
+            key: sig
+            for key, sig in pairs.items()
+            if profiles[key[0]].table_id in wanted or profiles[key[1]].table_id in wanted
+        }
     if skipped:
         logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
     return cand.keep_best_parents(cand.score_candidates(profiles, pairs)), tau_sim

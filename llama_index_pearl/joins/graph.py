@@ -17,9 +17,17 @@ import networkx as nx
 from llama_index_pearl.joins.candidates import CandidateEdge
 from llama_index_pearl.joins.paths import JoinPath
 
-__all__ = ["build_join_graph", "graph_from_json", "graph_to_json", "paths_from_graph", "read_graphml", "write_graphml"]
+__all__ = [
+    "build_join_graph",
+    "edges_from_graph",
+    "graph_from_json",
+    "graph_to_json",
+    "paths_from_graph",
+    "read_graphml",
+    "write_graphml",
+]
 
-_LIST_ATTRS = ("column_pairs", "signals", "paths")
+_LIST_ATTRS = ("column_pairs", "signals", "paths", "edges")
 
 
 def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], paths: Sequence[JoinPath]) -> nx.Graph:
@@ -34,7 +42,9 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
         An undirected graph. Edge attributes: ``column_pairs`` (list of
         ``[left_table, left_column, right_table, right_column]``), ``signals``,
         ``score`` (best f), ``s_str``/``s_sem``/``s_ovlp``/``jaccard``/``containment``
-        of the best pair, ``kind`` (explicit if any pair is), ``declared``, ``selected``.
+        of the best pair, ``kind`` (explicit if any pair is), ``declared``, ``selected``,
+        and ``edges`` (every column-pair edge as a dict, so incremental indexing can
+        rebuild paths through existing tables without rescoring them).
         Graph attribute ``paths`` holds the selected paths as dicts.
     """
     graph = nx.Graph()
@@ -45,6 +55,7 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
         if graph.has_edge(u, v):
             data = graph.edges[u, v]
             data["column_pairs"].append(pair)
+            data["edges"].append(e.to_dict())
             data["signals"] = sorted(set(data["signals"]) | set(e.signals))
             data["declared"] = data["declared"] or e.declared
             if e.explicit:
@@ -64,6 +75,7 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
             kind="explicit" if e.explicit else "implicit",
             declared=bool(e.declared),
             selected=False,
+            edges=[e.to_dict()],
         )
     for path in paths:
         for a, b in zip(path.tables, path.tables[1:], strict=False):
@@ -71,6 +83,17 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
                 graph.edges[a, b]["selected"] = True
     graph.graph["paths"] = [p.to_dict() for p in paths]
     return graph
+
+
+def edges_from_graph(graph: nx.Graph) -> list[CandidateEdge]:
+    """The column-pair edges stored on a graph, strongest first (graphs without ``edges`` give none).
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+    """
+    edges = [CandidateEdge.from_dict(e) for _, _, data in graph.edges(data=True) for e in data.get("edges", [])]
+    edges.sort(key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
+    return edges
 
 
 def graph_to_json(graph: nx.Graph) -> dict[str, Any]:

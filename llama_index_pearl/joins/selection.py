@@ -34,6 +34,7 @@ def lazy_greedy(
     *,
     score: Callable[[P], float] = lambda p: p.score,  # type: ignore[attr-defined]
     tables: Callable[[P], Iterable[Hashable]] = lambda p: p.tables,  # type: ignore[attr-defined]
+    covered: Iterable[Hashable] = (),
 ) -> list[P]:
     """Pick up to ``budget`` candidates maximising ``f(p) + lambda_div * |new tables covered|``.
 
@@ -45,6 +46,8 @@ def lazy_greedy(
         lambda_div: Weight of newly covered tables.
         score: Base score f(p) of a candidate.
         tables: Tables a candidate covers.
+        covered: Tables already covered by earlier picks (incremental indexing:
+            the paths kept from the existing index), so coverage gains count only new tables.
 
     Returns:
         The selected candidates in selection order.
@@ -53,18 +56,18 @@ def lazy_greedy(
         return []
     covers = [frozenset(tables(p)) for p in candidates]
     bases = [float(score(p)) for p in candidates]
-    heap = [(-(bases[i] + lambda_div * len(covers[i])), i) for i in range(len(candidates))]
+    seen: set[Hashable] = set(covered)
+    heap = [(-(bases[i] + lambda_div * len(covers[i] - seen)), i) for i in range(len(candidates))]
     heapq.heapify(heap)
-    covered: set[Hashable] = set()
     chosen: list[P] = []
     while heap and len(chosen) < budget:
         _, i = heapq.heappop(heap)
-        gain = bases[i] + lambda_div * len(covers[i] - covered)
+        gain = bases[i] + lambda_div * len(covers[i] - seen)
         # A stale bound is re-pushed with its fresh gain; the candidate wins only
         # when its fresh gain still beats every other (upper-bound) entry.
         if heap and gain < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-gain, i))
             continue
         chosen.append(candidates[i])
-        covered |= covers[i]
+        seen |= covers[i]
     return chosen

@@ -1,0 +1,177 @@
+"""Vector stores: the default exact FAISS store (which can delete), and store introspection.
+
+The default store is :class:`PearlFaissStore`: exact inner product
+(``IndexFlatIP``, so inner product equals cosine on normalised vectors) behind an
+``IndexIDMap2``, so units can be deleted by node id for incremental indexing.
+LlamaIndex's ``FaissMapVectorStore`` uses ``ntotal`` as the next FAISS id, which
+collides with a live id after a delete; this subclass draws ids from a monotonic
+counter persisted with the id map (JSON), and adds vectors in one batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.schema import BaseNode, TextNode
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
+from llama_index.vector_stores.faiss import FaissMapVectorStore
+
+__all__ = ["ID_MAP_FILE", "PearlFaissStore", "build_vector_index", "exact_faiss_store", "normalise", "store_dimension"]
+
+ID_MAP_FILE = "id_map.json"
+
+
+class PearlFaissStore(FaissMapVectorStore):
+    """Exact FAISS store with deletes: ``IndexIDMap2`` over ``IndexFlatIP``, monotonic ids.
+
+    Args:
+        faiss_index: A ``faiss.IndexIDMap2`` (use :func:`exact_faiss_store` for a new one).
+    """
+
+    _next_id: int = PrivateAttr(default=0)
+
+    def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+        """Add nodes with embeddings; each gets a FAISS id never used before in this store."""
+        if not nodes:
+            return []
+        vectors = np.asarray([n.get_embedding() for n in nodes], dtype=np.float32)
+        ids = np.arange(self._next_id, self._next_id + len(nodes), dtype=np.int64)
+        self._faiss_index.add_with_ids(vectors, ids)
+        for node, faiss_id in zip(nodes, ids.tolist()):
+            old = self._node_id_to_faiss_id_map.get(node.node_id)
+            if old is not None:  # re-adding a node replaces its vector
+                self._faiss_index.remove_ids(np.array([old], dtype=np.int64))
+                self._faiss_id_to_node_id_map.pop(old, None)
+            self._node_id_to_faiss_id_map[node.node_id] = faiss_id
+            self._faiss_id_to_node_id_map[faiss_id] = node.node_id
+        self._next_id += len(nodes)
+        return [n.node_id for n in nodes]
+
+    def persist(self, persist_path: str = "", fs: Any = None) -> None:
+        """Write the FAISS index and, next to it, the id map and id counter as JSON."""
+        super().persist(persist_path=persist_path, fs=fs)
+        with open(os.path.join(os.path.dirname(persist_path), ID_MAP_FILE), "w") as handle:
+            json.dump(
+                {
+                    "next_id": self._next_id,
+                    "node_id_to_faiss_id_map": self._node_id_to_faiss_id_map,
+                },
+                handle,
+            )
+
+    @classmethod
+    def from_files(cls, faiss_path: str, id_map_path: str) -> PearlFaissStore:
+        """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle).
+
+        Args:
+            faiss_path: The FAISS index file.
+            id_map_path: The JSON id map next to it.
+
+        Raises:
+            ValueError: The FAISS file is not an ``IndexIDMap2``, or the id map is
+                corrupted or disagrees with the index.
+        """
+        import faiss
+
+        try:
+            index = faiss.read_index(faiss_path)
+        except RuntimeError as exc:
+            raise ValueError(f"Corrupted FAISS file {faiss_path!r}: {exc}") from exc
+        if not isinstance(index, faiss.IndexIDMap2):
+            raise ValueError(f"FAISS file {faiss_path!r} holds a {type(index).__name__}, expected an IndexIDMap2")
+        try:
+            with open(id_map_path) as handle:
+                data = json.load(handle)
+            mapping = {str(k): int(v) for k, v in data["node_id_to_faiss_id_map"].items()}
+            next_id = int(data["next_id"])
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"Corrupted FAISS id map {id_map_path!r}: {exc}") from exc
+        if len(mapping) != index.ntotal:
+            raise ValueError(
+                f"FAISS id map {id_map_path!r} lists {len(mapping)} vectors, the index holds {index.ntotal}"
+            )
+        store = cls(faiss_index=index)
+        store._node_id_to_faiss_id_map = mapping
+        store._faiss_id_to_node_id_map = {v: k for k, v in mapping.items()}
+        store._next_id = max(next_id, max(mapping.values(), default=-1) + 1)
+        return store
+
+
+def exact_faiss_store(dim: int) -> PearlFaissStore:
+    """A new empty :class:`PearlFaissStore` of dimension ``dim``."""
+    import faiss
+
+    return PearlFaissStore(faiss_index=faiss.IndexIDMap2(faiss.IndexFlatIP(dim)))
+
+
+def store_dimension(store: BasePydanticVectorStore) -> int | None:
+    """The vector dimension a store holds, when it can be told cheaply (else ``None``).
+
+    Knows FAISS (``index.d``), Qdrant (collection config; ``None`` while the
+    collection does not exist) and stores with an ``embed_dim`` or ``dim``
+    attribute (pgvector, Milvus).
+
+    Args:
+        store: A LlamaIndex vector store.
+    """
+    client = getattr(store, "client", None)
+    if hasattr(client, "d"):
+        return int(client.d)
+    collection = getattr(store, "collection_name", None)
+    if client is not None and collection and hasattr(client, "get_collection"):
+        try:
+            if hasattr(client, "collection_exists") and not client.collection_exists(collection):
+                return None
+            vectors = client.get_collection(collection).config.params.vectors
+        except Exception:  # a remote store we cannot ask; the check is best effort
+            return None
+        size = getattr(vectors, "size", None)
+        if size is None and isinstance(vectors, dict) and vectors:
+            size = getattr(next(iter(vectors.values())), "size", None)
+        return int(size) if size is not None else None
+    for attribute in ("embed_dim", "dim"):
+        value = getattr(store, attribute, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def build_vector_index(
+    units: Sequence[TextNode],
+    embed_model: BaseEmbedding,
+    storage_context: StorageContext | None = None,
+    show_progress: bool = False,
+) -> VectorStoreIndex:
+    """Embed units once (normalised) and store them; default store is exact FAISS IP."""
+    texts = [u.get_content(metadata_mode="embed") for u in units]
+    vectors = normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
+    for unit, vector in zip(units, vectors):
+        unit.embedding = vector
+    if storage_context is None:
+        storage_context = StorageContext.from_defaults(vector_store=exact_faiss_store(len(vectors[0])))
+    # store_nodes_override: the docstore keeps every unit even when the store holds text
+    # (Qdrant), so persist/load and incremental deletes work the same with every store
+    index = VectorStoreIndex(
+        nodes=list(units),
+        storage_context=storage_context,
+        embed_model=embed_model,
+        show_progress=False,
+        store_nodes_override=True,
+    )
+    for unit in units:
+        unit.embedding = None  # vectors live in the store; units stay light
+    return index
+
+
+def normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (array / norms).tolist()

@@ -1,0 +1,87 @@
+"""The retriever inside LlamaIndex engines and tools (MockLLM: no model, no network)."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.chat_engine import CondensePlusContextChatEngine
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.tools import QueryEngineTool, RetrieverTool
+
+from llama_index_pearl import PearlTableIndex
+
+
+@pytest.fixture
+def index(music_tables, hashing_embedding) -> PearlTableIndex:
+    return PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+
+
+def _tables(nodes) -> list[str]:
+    return [n.node.metadata["table_id"] for n in nodes]
+
+
+def test_retriever_query_engine_cites_the_retrieved_tables(index):
+    engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=2), llm=MockLLM())
+    response = engine.query("What is the capacity of Wembley stadium?")
+    assert _tables(response.source_nodes)[0] == "stadium"
+    assert len(response.source_nodes) == 2
+
+
+async def test_retriever_query_engine_works_async(index):
+    engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=2), llm=MockLLM())
+    response = await engine.aquery("What is the capacity of Wembley stadium?")
+    assert _tables(response.source_nodes)[0] == "stadium"
+
+
+def test_query_engine_prompt_shows_the_table_and_join_hints_when_asked(index):
+    llm = MockLLM()
+    engine = index.as_query_engine(llm=llm, similarity_top_k=3, include_join_hints_in_text=True)
+    response = engine.query("Which singer performed at Wembley stadium?")
+    context = "\n".join(n.node.get_content(metadata_mode="llm") for n in response.source_nodes)
+    assert "Table: stadium" in context
+    assert "JOIN concert.stadium_id = stadium.stadium_id (explicit)" in context
+
+
+def test_as_query_engine_uses_the_given_llm(index):
+    engine = index.as_query_engine(llm=MockLLM(), similarity_top_k=1)
+    response = engine.query("Wembley capacity")
+    assert _tables(response.source_nodes) == ["stadium"]
+    assert str(response)  # MockLLM echoes its prompt: non-empty
+
+
+def test_condense_plus_context_chat_engine_grounds_each_turn(index):
+    chat = CondensePlusContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=2), llm=MockLLM())
+    first = chat.chat("Which stadium holds 90 people?")
+    assert "stadium" in _tables(first.source_nodes)
+    second = chat.chat("And which singer played a concert there?")
+    assert second.source_nodes
+    assert len(chat.chat_history) == 4
+
+
+def test_as_chat_engine_answers_with_mock_llm(index):
+    chat = index.as_chat_engine(llm=MockLLM(), similarity_top_k=2)
+    response = chat.chat("Wembley capacity")
+    assert _tables(response.source_nodes)[0] == "stadium"
+
+
+def test_retriever_tool_returns_table_text_for_agents(index):
+    tool = RetrieverTool.from_defaults(
+        index.as_retriever(similarity_top_k=1, include_join_hints_in_text=True),
+        name="find_tables",
+        description="Find the tables that answer a question",
+    )
+    output = tool.call("Wembley capacity")
+    assert tool.metadata.name == "find_tables"
+    assert "Table: stadium" in output.content
+    assert _tables(output.raw_output) == ["stadium"]
+
+
+def test_query_engine_tool_wraps_the_query_engine(index):
+    tool = QueryEngineTool.from_defaults(
+        index.as_query_engine(llm=MockLLM(), similarity_top_k=2),
+        name="table_qa",
+        description="Answer questions over the music tables",
+    )
+    output = tool.call("Wembley capacity")
+    assert output.tool_name == "table_qa"
+    assert _tables(output.raw_output.source_nodes)[0] == "stadium"
