@@ -45,6 +45,8 @@ def dense_token_estimate(lines: Sequence[str]) -> list[int]:
     4-characters rule under-counts table rows by about half.
     """
     return [max(1, (len(line) + 1) // 2) for line in lines]
+
+
 DESCRIPTION_CHARS = 200
 
 _COMMON_RULES = """Rules for the question:
