@@ -20,9 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import networkx as nx
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.augment import build_augmented_units
+from llama_index_pearl.build import count_kinds
+from llama_index_pearl.config import BuildReport
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths
 from llama_index_pearl.sources import TableSource, load_tables
 from llama_index_pearl.stores import normalise
@@ -32,7 +35,7 @@ from llama_index_pearl.units import original_unit
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
 
-__all__ = ["UpdateReport", "delete_table", "insert_tables"]
+__all__ = ["IncrementalMixin", "UpdateReport", "delete_table", "insert_tables"]
 
 
 @dataclass
@@ -80,6 +83,86 @@ class UpdateReport:
         self.completion_tokens += other.completion_tokens
         for stage, secs in other.seconds.items():
             self.seconds[stage] = self.seconds.get(stage, 0.0) + secs
+
+
+class IncrementalMixin:
+    """``insert_tables``, ``delete_table`` and the state update they share, mixed into ``PearlTableIndex``."""
+
+    _tables: dict[str, Table]
+    _units: dict[str, TextNode]
+    _join_graph: nx.Graph
+    report: BuildReport
+
+    def insert_tables(
+        self,
+        tables: TableSource,
+        *,
+        replace: bool = False,
+        show_progress: bool = False,
+        concurrency: int = 4,
+    ) -> UpdateReport:
+        """Add tables without rebuilding (paper appendix C.3).
+
+        Candidate join edges are scored only for column pairs involving a new
+        table; only paths through a new table are generated (through the
+        generation cache and this index's generator); only new units are
+        embedded. Existing paths, questions and vectors are kept as they are.
+
+        Args:
+            tables: Anything ``PearlTableIndex.from_tables`` accepts.
+            replace: Replace tables whose id already exists (delete, then insert).
+            show_progress: Show progress bars.
+            concurrency: LLM requests in flight during generation.
+
+        Returns:
+            What changed and what it cost.
+
+        Raises:
+            ValueError: A table id already exists and ``replace`` is false (the
+                message names it), or no tables were given.
+        """
+        return insert_tables(self, tables, replace=replace, show_progress=show_progress, concurrency=concurrency)
+
+    def delete_table(self, table_id: str) -> UpdateReport:
+        """Remove a table: its units, its join edges and the units of every path through it.
+
+        Args:
+            table_id: The table to remove.
+
+        Returns:
+            What changed.
+
+        Raises:
+            ValueError: ``table_id`` is not in the index (the message names it),
+                or it is the last table.
+            NotImplementedError: The vector store cannot delete (e.g. a plain
+                positional ``FaissVectorStore``).
+        """
+        return delete_table(self, table_id)
+
+    def _apply_update(
+        self,
+        *,
+        tables: Sequence[Table] = (),
+        removed_tables: Sequence[str] = (),
+        units: Sequence[TextNode] = (),
+        removed_units: Sequence[str] = (),
+        join_graph: nx.Graph | None = None,
+    ) -> None:
+        """Mutate the in-memory state after the vector store has been updated."""
+        for table_id in removed_tables:
+            self._tables.pop(table_id, None)
+        for unit_id in removed_units:
+            self._units.pop(unit_id, None)
+        self._tables.update({t.id: t for t in tables})
+        self._units.update({u.node_id: u for u in units})
+        if join_graph is not None:
+            self._join_graph = join_graph
+        self._join_graph.add_nodes_from(t.id for t in tables)  # a whole-table index has a node per table too
+        self.report.n_tables = len(self._tables)
+        self.report.n_units = len(self._units)
+        self.report.n_paths = len(self._join_graph.graph.get("paths", []))
+        self.report.units_by_kind = count_kinds(list(self._units.values()))
 
 
 def insert_tables(

@@ -1,18 +1,16 @@
 """``PearlTableIndex``: tables in, an augmented and embedded unit corpus out.
 
-The build runs the PEARL offline pipeline (paper Algorithm 1): load tables,
-serialize an original unit per table, add augmented units (join-path views from
-later pipeline steps), embed every unit once with normalised vectors, and store
-them in a vector store (an exact FAISS inner-product index by default, so inner
-product equals cosine). Retrieval lives in :mod:`llama_index_pearl.retriever`.
+The offline build (paper Algorithm 1: load, serialize, discover join paths,
+generate questions, embed) lives in :mod:`llama_index_pearl.build`; this module
+holds the index object: its accessors, engines and persistence entry points
+(``insert_tables``/``delete_table`` come from
+:class:`~llama_index_pearl.incremental.IncrementalMixin`). Retrieval lives in
+:mod:`llama_index_pearl.retriever`.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,38 +20,24 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.augment import AugmentOptions, build_augmented_units, plan_requests
+from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
 from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache, generator_from_name
-from llama_index_pearl.generation import (
-    GenerationCache,
-    HeuristicQueryGenerator,
-    LLMQueryGenerator,
-    QueryGenerator,
-    estimate_prompt_tokens,
-)
-from llama_index_pearl.joins import JoinPath, discover_join_paths, paths_from_graph
-from llama_index_pearl.models import (
-    encoder_window,
-    resolve_embed_model,
-    resolve_llm,
-    token_counter_for,
-)
+from llama_index_pearl.generation import GenerationCache, QueryGenerator
+from llama_index_pearl.incremental import IncrementalMixin
+from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.sources import TableSource
 from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
 from llama_index_pearl.table import Table
-from llama_index_pearl.units import Serializer, UnitKind, original_unit
+from llama_index_pearl.units import Serializer
 
 if TYPE_CHECKING:
-    from llama_index_pearl.incremental import UpdateReport
     from llama_index_pearl.retriever import PearlRetriever
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex", "build_vector_index"]
 
-logger = logging.getLogger(__name__)
 
-
-class PearlTableIndex:
+class PearlTableIndex(IncrementalMixin):
     """A join-aware table index: tables, their units, and a vector store of units.
 
     Build one with :meth:`from_tables` or :meth:`load`; query it through
@@ -83,7 +67,7 @@ class PearlTableIndex:
         self._generator = generator
         self._cache_dir = cache_dir
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
-        self._serializer = _serializer_for(embed_model, config)
+        self._serializer = serializer_for(embed_model, config)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -146,88 +130,30 @@ class PearlTableIndex:
             max_rows: Rows per table view (paper: 10).
             show_progress: Show progress bars on long stages.
         """
-        started = time.perf_counter()
-        loaded = load_tables(tables)
-        if not loaded:
-            raise ValueError("No tables to index")
-        options = AugmentOptions(
+        built = build_corpus(
+            tables,
+            embed_model=embed_model,
+            llm=llm,
+            generator=generator,
+            storage_context=storage_context,
+            augment=augment,
+            budget=budget,
+            lambda_div=lambda_div,
+            use_declared_joins=use_declared_joins,
             explicit_only=explicit_only,
             implicit_only=implicit_only,
+            no_originals=no_originals,
             single_hop=single_hop,
             single_hop_questions=single_hop_questions,
             random_view=random_view,
             random_query=random_query,
-        )
-        model = resolve_embed_model(embed_model)
-        resolved_llm = resolve_llm(llm)
-        if augment and generator is None:
-            generator = LLMQueryGenerator(resolved_llm) if resolved_llm is not None else HeuristicQueryGenerator()
-        config = PearlConfig(
+            concurrency=concurrency,
+            cache_dir=cache_dir,
             include_titles=include_titles,
             max_rows=max_rows,
-            include_originals=not no_originals,
-            augment=augment,
-            budget=budget,
-            lambda_div=lambda_div,
-            generator=generator.model_name if generator is not None else "none",
-            use_declared_joins=use_declared_joins,
-            **{k: v for k, v in asdict(options).items() if k != "seed"},
+            show_progress=show_progress,
         )
-        report = BuildReport(n_tables=len(loaded))
-        report.seconds["load"] = time.perf_counter() - started
-        serializer = _serializer_for(model, config)
-        by_id = {t.id: t for t in loaded}
-
-        units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
-        graph = None
-        if augment:
-            discovery = discover_join_paths(
-                loaded,
-                model,
-                budget=budget,
-                lambda_div=lambda_div,
-                use_declared=use_declared_joins,
-                show_progress=show_progress,
-            )
-            graph = discovery.graph
-            report.seconds["discovery"] = sum(discovery.seconds.values())
-            t0 = time.perf_counter()
-            cache = generation_cache(generator, cache_dir)
-            corpus = build_augmented_units(
-                by_id,
-                discovery.paths,
-                generator,
-                serializer,
-                options,
-                concurrency=concurrency,
-                cache=cache,
-                show_progress=show_progress,
-            )
-            units.extend(corpus.units)
-            report.seconds["generation"] = time.perf_counter() - t0
-            report.n_paths = len(corpus.paths)
-            report.generation = corpus.report.to_dict() if corpus.report is not None else {}
-        if not units:
-            raise ValueError("The build produced no units (originals disabled and no augmented units)")
-
-        t0 = time.perf_counter()
-        vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
-        report.seconds["embed"] = time.perf_counter() - t0
-        report.n_units = len(units)
-        report.units_by_kind = _count_kinds(units)
-        report.seconds["total"] = time.perf_counter() - started
-        return cls(
-            loaded,
-            vector_index,
-            model,
-            config,
-            units,
-            join_graph=graph,
-            llm=resolved_llm,
-            report=report,
-            generator=generator,
-            cache_dir=cache_dir,
-        )
+        return cls(**vars(built), cache_dir=cache_dir)
 
     @classmethod
     def estimate_cost(
@@ -258,22 +184,16 @@ class PearlTableIndex:
             ``{"tables", "paths", "requests", "prompt_tokens", "per_path_avg",
             "max_prompt_tokens"}`` (tokens at ~4 characters a token).
         """
-        loaded = load_tables(tables)
-        resolved_llm = resolve_llm(llm)
-        if generator is None:
-            generator = LLMQueryGenerator(resolved_llm) if resolved_llm is not None else HeuristicQueryGenerator()
-        discovery = discover_join_paths(
-            loaded,
-            resolve_embed_model(embed_model),
+        return estimate_generation_cost(
+            tables,
+            embed_model=embed_model,
+            llm=llm,
+            generator=generator,
             budget=budget,
             lambda_div=lambda_div,
-            use_declared=use_declared_joins,
+            use_declared_joins=use_declared_joins,
+            **options,
         )
-        augment_options = AugmentOptions(**options)
-        kept = [p for p in discovery.paths if augment_options.keeps(p)]
-        requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
-        estimate = estimate_prompt_tokens(requests, generator=generator)
-        return {"tables": len(loaded), "paths": len(kept), "requests": len(requests), **estimate}
 
     # ------------------------------------------------------------ accessors
     @property
@@ -338,82 +258,6 @@ class PearlTableIndex:
     def generation_cache(self) -> GenerationCache | None:
         """The generation cache a build or insert uses (LLM: on by default; heuristic: only with ``cache_dir``)."""
         return generation_cache(self.generator, self._cache_dir)
-
-    # ----------------------------------------------------------- incremental
-    def insert_tables(
-        self,
-        tables: TableSource,
-        *,
-        replace: bool = False,
-        show_progress: bool = False,
-        concurrency: int = 4,
-    ) -> UpdateReport:
-        """Add tables without rebuilding (paper appendix C.3).
-
-        Candidate join edges are scored only for column pairs involving a new
-        table; only paths through a new table are generated (through the
-        generation cache and this index's generator); only new units are
-        embedded. Existing paths, questions and vectors are kept as they are.
-
-        Args:
-            tables: Anything :meth:`from_tables` accepts.
-            replace: Replace tables whose id already exists (delete, then insert).
-            show_progress: Show progress bars.
-            concurrency: LLM requests in flight during generation.
-
-        Returns:
-            What changed and what it cost.
-
-        Raises:
-            ValueError: A table id already exists and ``replace`` is false (the
-                message names it), or no tables were given.
-        """
-        from llama_index_pearl.incremental import insert_tables
-
-        return insert_tables(self, tables, replace=replace, show_progress=show_progress, concurrency=concurrency)
-
-    def delete_table(self, table_id: str) -> UpdateReport:
-        """Remove a table: its units, its join edges and the units of every path through it.
-
-        Args:
-            table_id: The table to remove.
-
-        Returns:
-            What changed.
-
-        Raises:
-            ValueError: ``table_id`` is not in the index (the message names it),
-                or it is the last table.
-            NotImplementedError: The vector store cannot delete (e.g. a plain
-                positional ``FaissVectorStore``).
-        """
-        from llama_index_pearl.incremental import delete_table
-
-        return delete_table(self, table_id)
-
-    def _apply_update(
-        self,
-        *,
-        tables: Sequence[Table] = (),
-        removed_tables: Sequence[str] = (),
-        units: Sequence[TextNode] = (),
-        removed_units: Sequence[str] = (),
-        join_graph: nx.Graph | None = None,
-    ) -> None:
-        """Mutate the in-memory state after the vector store has been updated."""
-        for table_id in removed_tables:
-            self._tables.pop(table_id, None)
-        for unit_id in removed_units:
-            self._units.pop(unit_id, None)
-        self._tables.update({t.id: t for t in tables})
-        self._units.update({u.node_id: u for u in units})
-        if join_graph is not None:
-            self._join_graph = join_graph
-        self._join_graph.add_nodes_from(t.id for t in tables)  # a whole-table index has a node per table too
-        self.report.n_tables = len(self._tables)
-        self.report.n_units = len(self._units)
-        self.report.n_paths = len(self._join_graph.graph.get("paths", []))
-        self.report.units_by_kind = _count_kinds(list(self._units.values()))
 
     def embed_query(self, query: str) -> list[float]:
         return normalise([self._embed_model.get_query_embedding(query)])[0]
@@ -508,23 +352,7 @@ class PearlTableIndex:
         return load_index(cls, Path(persist_dir), embed_model=embed_model, llm=llm, storage_context=storage_context)
 
 
-def _serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serializer:
-    return Serializer(
-        max_tokens=encoder_window(embed_model),
-        count_tokens=token_counter_for(embed_model),
-        include_titles=config.include_titles,
-        max_rows=config.max_rows,
-    )
-
-
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:
     graph = nx.Graph()
     graph.add_nodes_from(t.id for t in tables)
     return graph
-
-
-def _count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
-    counts = {kind.value: 0 for kind in UnitKind}
-    for unit in units:
-        counts[unit.metadata["kind"]] += 1
-    return {k: v for k, v in counts.items() if v}

@@ -83,18 +83,13 @@ class PearlRetriever(BaseRetriever):
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = QueryBundle(
-                query_str=query_bundle.query_str,
-                custom_embedding_strs=query_bundle.custom_embedding_strs,
-                embedding=self._index.embed_query(query_bundle.query_str),
-            )
+            query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
         n_units = len(self._index.units)
         fetch = self._first_fetch(n_units)
         while True:
-            unit_hits = self._fetch(query_bundle, fetch)
-            tables = max_pool(unit_hits, self._similarity_top_k)
-            if self._done(tables, unit_hits, fetch, n_units):
-                return self._to_nodes(tables)
+            nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
+            if nodes is not None:
+                return nodes
             fetch = next_fetch_size(fetch, n_units)
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
@@ -104,18 +99,13 @@ class PearlRetriever(BaseRetriever):
     # ---------------------------------------------------------------- async
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = QueryBundle(
-                query_str=query_bundle.query_str,
-                custom_embedding_strs=query_bundle.custom_embedding_strs,
-                embedding=await self._index.aembed_query(query_bundle.query_str),
-            )
+            query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
         n_units = len(self._index.units)
         fetch = self._first_fetch(n_units)
         while True:
-            unit_hits = await self._afetch(query_bundle, fetch)
-            tables = max_pool(unit_hits, self._similarity_top_k)
-            if self._done(tables, unit_hits, fetch, n_units):
-                return self._to_nodes(tables)
+            nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
+            if nodes is not None:
+                return nodes
             fetch = next_fetch_size(fetch, n_units)
 
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
@@ -123,6 +113,13 @@ class PearlRetriever(BaseRetriever):
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
 
     # -------------------------------------------------------------- helpers
+    def _pool(self, hits: list[UnitHit], fetch: int, n_units: int) -> list[NodeWithScore] | None:
+        """One round: max-pool the fetched units; the table nodes once done, ``None`` to fetch more."""
+        tables = max_pool(hits, self._similarity_top_k)
+        if self._done(tables, hits, fetch, n_units):
+            return self._to_nodes(tables)
+        return None
+
     def _done(self, tables: list[TableHit], hits: list[UnitHit], fetch: int, n_units: int) -> bool:
         enough = len(tables) >= self._similarity_top_k
         exhausted = len(hits) < fetch or fetch >= n_units
@@ -160,3 +157,12 @@ class PearlRetriever(BaseRetriever):
         node.excluded_llm_metadata_keys = hidden
         node.excluded_embed_metadata_keys = list(metadata)
         return node
+
+
+def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:
+    """The same question with its (normalised) query embedding attached."""
+    return QueryBundle(
+        query_str=query_bundle.query_str,
+        custom_embedding_strs=query_bundle.custom_embedding_strs,
+        embedding=embedding,
+    )

@@ -1,9 +1,10 @@
-"""A fast deterministic embedding for unit tests (no model download, no torch)."""
+"""Fast deterministic embeddings for unit tests (no model download, no torch)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import zlib
 
 import numpy as np
 from llama_index.core.embeddings import BaseEmbedding
@@ -30,3 +31,27 @@ class HashingEmbedding(BaseEmbedding):
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._vector(query)
+
+
+class TrigramEmbedding(BaseEmbedding):
+    """Deterministic 64-d embedding of hashed character trigrams."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TrigramEmbedding"
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(64)
+        t = f"  {text.lower()} "
+        for i in range(len(t) - 2):
+            v[zlib.crc32(t[i : i + 3].encode()) % 64] += 1
+        return (v / (np.linalg.norm(v) or 1)).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vec(text)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)

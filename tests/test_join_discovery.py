@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import zlib
 
 import networkx as nx
-import numpy as np
 import pandas as pd
-from llama_index.core.base.embeddings.base import BaseEmbedding
+from embeddings import TrigramEmbedding
 
 from llama_index_pearl.joins import (
     JoinKind,
@@ -24,31 +22,6 @@ from llama_index_pearl.joins import (
     write_graphml,
 )
 from llama_index_pearl.table import ForeignKey, Table
-
-
-class TrigramEmbedding(BaseEmbedding):
-    """Deterministic 64-d embedding of hashed character trigrams."""
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "TrigramEmbedding"
-
-    def _vec(self, text: str) -> list[float]:
-        v = np.zeros(64)
-        t = f"  {text.lower()} "
-        for i in range(len(t) - 2):
-            v[zlib.crc32(t[i : i + 3].encode()) % 64] += 1
-        return (v / (np.linalg.norm(v) or 1)).tolist()
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._vec(text)
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._vec(query)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._vec(query)
-
 
 EMB = TrigramEmbedding()
 

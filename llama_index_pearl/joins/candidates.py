@@ -1,10 +1,13 @@
 """Candidate edges between columns of different tables: P_S, P_B and P_V, unioned (paper appendix B.1).
 
 Every generator reaches its pairs through an index, never by comparing all
-column pairs: a name-token / table-name index for structural patterns (P_S), a
-FAISS k-nearest-neighbour search over name embeddings (P_B) and an inverted
-value index with a cap on posting-list length (P_V). The union is then scored
-once per pair by :func:`score_candidates`.
+column pairs: a name-token / table-name index for structural patterns (P_S,
+here, with declared keys), a FAISS k-nearest-neighbour search over name
+embeddings (P_B, :mod:`~llama_index_pearl.joins.name_similarity`) and an inverted
+value index with a cap on posting-list length (P_V,
+:mod:`~llama_index_pearl.joins.value_overlap`). They share the accumulator of
+:mod:`~llama_index_pearl.joins.signals`; the union is then scored once per pair
+by :func:`score_candidates`.
 """
 
 from __future__ import annotations
@@ -12,18 +15,26 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-import faiss
-import numpy as np
-
 from llama_index_pearl.joins import scoring
+from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
 from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, table_name_tokens
+from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
+from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
 from llama_index_pearl.table import Table, normalize_column_name
 
 __all__ = [
+    "FLAT_LIMIT",
+    "KNN",
+    "MAX_EXPANSION",
+    "MAX_POSTING",
+    "MIN_JACCARD",
+    "MIN_SHARED",
+    "SIM_PERCENTILE",
     "CandidateEdge",
+    "Pairs",
     "Signals",
     "declared_candidates",
     "keep_best_parents",
@@ -43,38 +54,7 @@ GENERIC_TOKENS = KEY_TOKENS | {
 }  # fmt: skip
 MAX_SAME_NAME_KEYS = 20  # a "specific" name that is the key of more tables than this is not specific
 MAX_SAME_NAME_GROUP = 10  # identical non-key names: pair all only in small groups
-MAX_POSTING = 64  # values in more columns than this ('1', 'yes', 'usa') are skipped in the value index
-MIN_SHARED = 2
-MIN_JACCARD = 0.10  # paper: P_V keeps Jaccard > 0.10
-KNN = 10
-SIM_PERCENTILE = 85.0  # paper: adaptive threshold = 85th percentile of corpus-wide similarities
 PARENT_MARGIN = 0.1  # parents of one FK column scoring within this of the best are kept
-MAX_EXPANSION = 64  # a similar-name pair yields at most this many column pairs
-FLAT_LIMIT = 20_000  # above this many columns, an IVF index keeps kNN sub-quadratic
-
-
-@dataclass
-class Signals:
-    """What the generators found for one column pair ``(i, j)``, ``i < j`` by profile index."""
-
-    sources: set[str] = field(default_factory=set)
-    pattern: str | None = None
-    strength: float = 0.0
-    referencing: int | None = None  # profile index of the FK side when a pattern says so
-    name_sim: float = 0.0
-
-    def add_pattern(self, pattern: str, referencing: int, factor: float = 1.0) -> None:
-        strength = scoring.PATTERN_STRENGTH[pattern] * factor
-        self.sources.add("S" if pattern != "declared" else "D")
-        if strength > self.strength:
-            self.pattern, self.strength, self.referencing = pattern, strength, referencing
-
-
-Pairs = dict[tuple[int, int], Signals]
-
-
-def _key(i: int, j: int) -> tuple[int, int]:
-    return (i, j) if i < j else (j, i)
 
 
 def _singular(token: str) -> str:
@@ -117,7 +97,7 @@ def _references(core: tuple[str, ...]) -> list[tuple[str, tuple[str, ...], float
     return out
 
 
-def _primary_key(cols: list[int], profiles: Sequence[ColumnProfile]) -> int | None:
+def _primarypair_key(cols: list[int], profiles: Sequence[ColumnProfile]) -> int | None:
     for c in cols:
         if profiles[c].key_like and profiles[c].has_key_token:
             return c
@@ -146,12 +126,12 @@ def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> No
             for k in keys:
                 for i in members:
                     if profiles[i].table_id != profiles[k].table_id:
-                        pairs.setdefault(_key(i, k), Signals()).add_pattern("same_key_name", i)
+                        pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_key_name", i)
         elif not keys and len(members) <= MAX_SAME_NAME_GROUP:
             for a, i in enumerate(members):
                 for k in members[a + 1 :]:
                     if profiles[i].table_id != profiles[k].table_id:
-                        pairs.setdefault(_key(i, k), Signals()).add_pattern("same_name", i)
+                        pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_name", i)
 
     # Table-name index: exact variants and 3+-letter prefixes (abbreviations like cust -> customer).
     table_index: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -185,7 +165,7 @@ def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> No
                 continue
             target, pattern = _fk_target(p, span, key_token, by_table[table_id], profiles)
             if target is not None:
-                pairs.setdefault(_key(i, target), Signals()).add_pattern(pattern, i, worth)
+                pairs.setdefault(pair_key(i, target), Signals()).add_pattern(pattern, i, worth)
 
 
 def _fk_target(
@@ -202,7 +182,7 @@ def _fk_target(
         tokens = profiles[c].tokens
         if tokens in wanted or (not key_token and tokens[: len(span)] == span and profiles[c].has_key_token):
             return c, "fk_name"
-    pk = _primary_key(cols, profiles)
+    pk = _primarypair_key(cols, profiles)
     return pk, "fk_table"
 
 
@@ -228,127 +208,9 @@ def declared_candidates(tables: Sequence[Table], profiles: Sequence[ColumnProfil
                     "Declared foreign key %s.%s -> %s.%s not found", table.id, fk.column, fk.ref_table, fk.ref_column
                 )
                 continue
-            pairs.setdefault(_key(i, j), Signals()).add_pattern("declared", i)
+            pairs.setdefault(pair_key(i, j), Signals()).add_pattern("declared", i)
             found += 1
     return found
-
-
-def name_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, k: int = KNN) -> float:
-    """P_B: name-embedding nearest neighbours above the 85th percentile of neighbour similarities.
-
-    The search runs over *distinct* normalised names: identical names are P_S's
-    business (with its key-likeness rules), and a corpus with a thousand
-    ``notes`` columns would otherwise fill every neighbour list with copies of
-    one name. A similar name pair is expanded to its column pairs only while that
-    stays small (``MAX_EXPANSION``): two names each used by hundreds of tables
-    are generic, not evidence of a join.
-
-    Args:
-        profiles: Embedded column profiles.
-        pairs: Accumulator, updated in place.
-        k: Neighbours per distinct name.
-
-    Returns:
-        The adaptive threshold used (``nan`` when there were too few names).
-    """
-    by_name: dict[str, list[int]] = defaultdict(list)
-    for i, p in enumerate(profiles):
-        if p.joinable and p.name_vec is not None:
-            by_name[p.norm_name].append(i)
-    names = list(by_name)
-    if len(names) < 2:
-        return float("nan")
-    matrix = np.ascontiguousarray(np.stack([profiles[by_name[n][0]].name_vec for n in names]).astype(np.float32))
-    n, dim = matrix.shape
-    k = min(k + 1, n)
-    if n <= FLAT_LIMIT:
-        index: faiss.Index = faiss.IndexFlatIP(dim)
-    else:
-        nlist = int(4 * np.sqrt(n))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.train(matrix[np.random.default_rng(0).choice(n, size=min(n, 50 * nlist), replace=False)])
-        index.nprobe = 8
-    index.add(matrix)
-    sims, nbrs = index.search(matrix, k)
-    valid = (nbrs >= 0) & (nbrs != np.arange(n)[:, None])
-    if not valid.any():
-        return float("nan")
-    tau = float(np.percentile(sims[valid], SIM_PERCENTILE))
-    rows, cols = np.nonzero(valid & (sims >= tau))
-    seen: set[tuple[int, int]] = set()
-    for r, c in zip(rows.tolist(), cols.tolist(), strict=False):
-        a, b = r, int(nbrs[r, c])
-        if (min(a, b), max(a, b)) in seen:
-            continue
-        seen.add((min(a, b), max(a, b)))
-        left, right = by_name[names[a]], by_name[names[b]]
-        if len(left) * len(right) > MAX_EXPANSION:
-            continue
-        for i in left:
-            for j in right:
-                if profiles[i].table_id != profiles[j].table_id:
-                    sig = pairs.setdefault(_key(i, j), Signals())
-                    sig.sources.add("B")
-                    sig.name_sim = max(sig.name_sim, float(sims[r, c]))
-    return tau
-
-
-def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_posting: int = MAX_POSTING) -> int:
-    """P_V: pairs sharing sampled values, counted through an inverted value index.
-
-    Values held by more than ``max_posting`` columns are skipped: they are the
-    '1', '0', 'yes' of the corpus and would make the index quadratic while
-    saying nothing about joinability. The kept pairs are filtered later by
-    :func:`score_candidates` (Jaccard > 0.10 or inclusion in a key).
-
-    Args:
-        profiles: All column profiles.
-        pairs: Accumulator, updated in place.
-        max_posting: Longest posting list used.
-
-    Returns:
-        The number of skipped (too frequent) values.
-    """
-    cols, hashes = [], []
-    for i, p in enumerate(profiles):
-        if p.joinable and p.dtype in ("int", "text", "date"):
-            cols.append(np.full(len(p.sample), i, dtype=np.int64))
-            hashes.append(np.fromiter(p.sample.values(), dtype=np.int64, count=len(p.sample)))
-    if not cols:
-        return 0
-    col = np.concatenate(cols)
-    h = np.concatenate(hashes)
-    order = np.argsort(h, kind="stable")
-    col, h = col[order], h[order]
-    starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-    sizes = np.diff(np.r_[starts, len(h)])
-    skipped = int((sizes > max_posting).sum())
-    codes = []
-    n = len(profiles)
-    for size in range(2, max_posting + 1):
-        group_starts = starts[sizes == size]
-        if not len(group_starts):
-            continue
-        members = col[group_starts[:, None] + np.arange(size)[None, :]]
-        a_idx, b_idx = np.triu_indices(size, 1)
-        a, b = members[:, a_idx].ravel(), members[:, b_idx].ravel()
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        codes.append(lo * n + hi)
-    if not codes:
-        return skipped
-    code, counts = np.unique(np.concatenate(codes), return_counts=True)
-    # Cheap pre-filter on sample counts (exact estimates come in score_candidates): enough
-    # Jaccard, or one sample nearly inside the other (a foreign key into a larger key).
-    sizes_by_col = np.array([len(p.sample) for p in profiles], dtype=np.float64)
-    lo, hi = np.divmod(code, n)
-    sa, sb = sizes_by_col[lo], sizes_by_col[hi]
-    jaccard = counts / (sa + sb - counts)
-    containment = counts / np.minimum(sa, sb)
-    keep = (counts >= MIN_SHARED) & ((jaccard > MIN_JACCARD) | (containment >= 0.5))
-    for i, j in zip(lo[keep].tolist(), hi[keep].tolist(), strict=False):
-        if i != j and profiles[i].table_id != profiles[j].table_id:
-            pairs.setdefault((i, j), Signals()).sources.add("V")
-    return skipped
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,81 @@
+"""P_V: column pairs sharing sampled values, through an inverted value index (paper appendix B.1).
+
+Each column's value sample is hashed (:mod:`~llama_index_pearl.joins.profiles`);
+sorting all hashes groups the columns holding each value (its posting list),
+and co-occurrences are counted per column pair without comparing all pairs.
+Values in more than ``MAX_POSTING`` columns are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from llama_index_pearl.joins.profiles import ColumnProfile
+from llama_index_pearl.joins.signals import Pairs, Signals
+
+__all__ = ["MAX_POSTING", "MIN_JACCARD", "MIN_SHARED", "value_candidates"]
+
+MAX_POSTING = 64  # values in more columns than this ('1', 'yes', 'usa') are skipped in the value index
+MIN_SHARED = 2
+MIN_JACCARD = 0.10  # paper: P_V keeps Jaccard > 0.10
+
+
+def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_posting: int = MAX_POSTING) -> int:
+    """P_V: pairs sharing sampled values, counted through an inverted value index.
+
+    Values held by more than ``max_posting`` columns are skipped: they are the
+    '1', '0', 'yes' of the corpus and would make the index quadratic while
+    saying nothing about joinability. The kept pairs are filtered later by
+    :func:`~llama_index_pearl.joins.candidates.score_candidates` (Jaccard > 0.10 or
+    inclusion in a key).
+
+    Args:
+        profiles: All column profiles.
+        pairs: Accumulator, updated in place.
+        max_posting: Longest posting list used.
+
+    Returns:
+        The number of skipped (too frequent) values.
+    """
+    cols, hashes = [], []
+    for i, p in enumerate(profiles):
+        if p.joinable and p.dtype in ("int", "text", "date"):
+            cols.append(np.full(len(p.sample), i, dtype=np.int64))
+            hashes.append(np.fromiter(p.sample.values(), dtype=np.int64, count=len(p.sample)))
+    if not cols:
+        return 0
+    col = np.concatenate(cols)
+    h = np.concatenate(hashes)
+    order = np.argsort(h, kind="stable")
+    col, h = col[order], h[order]
+    starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+    sizes = np.diff(np.r_[starts, len(h)])
+    skipped = int((sizes > max_posting).sum())
+    codes = []
+    n = len(profiles)
+    for size in range(2, max_posting + 1):
+        group_starts = starts[sizes == size]
+        if not len(group_starts):
+            continue
+        members = col[group_starts[:, None] + np.arange(size)[None, :]]
+        a_idx, b_idx = np.triu_indices(size, 1)
+        a, b = members[:, a_idx].ravel(), members[:, b_idx].ravel()
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        codes.append(lo * n + hi)
+    if not codes:
+        return skipped
+    code, counts = np.unique(np.concatenate(codes), return_counts=True)
+    # Cheap pre-filter on sample counts (exact estimates come in score_candidates): enough
+    # Jaccard, or one sample nearly inside the other (a foreign key into a larger key).
+    sizes_by_col = np.array([len(p.sample) for p in profiles], dtype=np.float64)
+    lo, hi = np.divmod(code, n)
+    sa, sb = sizes_by_col[lo], sizes_by_col[hi]
+    jaccard = counts / (sa + sb - counts)
+    containment = counts / np.minimum(sa, sb)
+    keep = (counts >= MIN_SHARED) & ((jaccard > MIN_JACCARD) | (containment >= 0.5))
+    for i, j in zip(lo[keep].tolist(), hi[keep].tolist(), strict=False):
+        if i != j and profiles[i].table_id != profiles[j].table_id:
+            pairs.setdefault((i, j), Signals()).sources.add("V")
+    return skipped
