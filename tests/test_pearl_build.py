@@ -89,3 +89,11 @@ def test_estimate_cost_counts_prompt_tokens_without_calling_the_llm(chain_tables
     assert estimate["tables"] == 3
     assert estimate["paths"] >= 1 and estimate["prompt_tokens"] > 0
     assert estimate["per_path_avg"] == estimate["prompt_tokens"] / estimate["requests"]
+
+
+def test_random_query_mode_questions_every_table_and_skips_join_discovery(chain_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, random_query=True)
+    kinds = index.report.units_by_kind
+    assert set(kinds) == {"original", "single_hop"}
+    assert {u.metadata["table_ids"][0] for u in index.units if u.metadata["kind"] == "single_hop"} == set(chain_tables)
+    assert "discovery" not in index.report.seconds and index.join_graph.number_of_edges() == 0
