@@ -46,7 +46,7 @@ def path_request() -> PathRequest:
     return PathRequest(path, {"concert": concert(), "stadium": stadium()})
 
 
-def make_generator(server: FakeOpenAIServer, *, timeout: float = 5.0, is_chat_model: bool = True, **kwargs):
+def make_generator(server: FakeOpenAIServer, *, timeout: float = 30.0, is_chat_model: bool = True, **kwargs):
     llm = OpenAILike(
         model="fake",
         api_base=server.base_url,

@@ -38,7 +38,7 @@ def requests(n: int) -> list[PathRequest]:
     return out
 
 
-def generator_for(server: FakeOpenAIServer, timeout: float = 5.0, **kwargs) -> LLMQueryGenerator:
+def generator_for(server: FakeOpenAIServer, timeout: float = 30.0, **kwargs) -> LLMQueryGenerator:
     llm = OpenAILike(model="fake", api_base=server.base_url, api_key="x", is_chat_model=True, max_retries=0,
                      timeout=timeout)  # fmt: skip
     return LLMQueryGenerator(llm, timeout=timeout, backoff=0.0, **kwargs)
