@@ -28,7 +28,9 @@ def chain_tables():
 
 
 def _llm(server):
-    return OpenAILike(model="fake", api_base=server.base_url, api_key="x", is_chat_model=True, max_retries=0, timeout=30)
+    return OpenAILike(
+        model="fake", api_base=server.base_url, api_key="x", is_chat_model=True, max_retries=0, timeout=30
+    )
 
 
 def test_heuristic_build_adds_path_units_without_any_llm(chain_tables, hashing_embedding):
