@@ -14,11 +14,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import networkx as nx  # noqa: E402
+import matplotlib.pyplot as plt
+import networkx as nx
 
-from llama_index_pearl import PearlTableIndex  # noqa: E402
-from llama_index_pearl.cli import EXAMPLE_DATA  # noqa: E402
+from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.cli import EXAMPLE_DATA
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     positions = nx.kamada_kawai_layout(graph)
     fig, ax = plt.subplots(figsize=(9, 6))
     for u, v, data in graph.edges(data=True):
-        left_table, left_col, _, right_col = data["column_pairs"][0]
+        _, left_col, _, right_col = data["column_pairs"][0]
         nx.draw_networkx_edges(
             graph,
             positions,
