@@ -14,7 +14,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from llama_index_pearl.table import ForeignKey, Table
+from llama_index_pearl.table import ForeignKey, Table, normalize_column_name
 
 __all__ = ["TableSource", "load_tables", "read_table_file", "tables_from_sql"]
 
@@ -101,11 +101,16 @@ def _tables_from_folder(folder: Path) -> list[Table]:
     return [read_table_file(p) for p in files]
 
 
-def read_table_file(path: Path) -> Table:
+def read_table_file(path: Path, *, dedupe_columns: bool = False) -> Table:
     """Read one CSV or Parquet file; the table id is the file stem.
 
     CSV cells are read as text (missing cells become empty strings) so that ids
     like ``007`` keep their leading zeros, which matters for value overlap.
+
+    Args:
+        path: The file.
+        dedupe_columns: Rename repeated CSV headers to ``name (2)``, ``name (3)``
+            instead of raising (benchmark tables scraped from the web repeat them).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -113,8 +118,10 @@ def read_table_file(path: Path) -> Table:
         raise ValueError(f"Cannot read {str(path)!r}: expected a .csv or .parquet file")
     try:
         if suffix == ".csv":
-            _check_csv_header(path)
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace")
+            header = _csv_header(path)
+            names = _unique_names(header) if dedupe_columns else header
+            Table(id=path.stem, df=pd.DataFrame(columns=names))  # reports repeated headers by name
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace", header=0, names=names)
         else:
             df = pd.read_parquet(path)
     except ValueError as exc:
@@ -126,13 +133,23 @@ def read_table_file(path: Path) -> Table:
     return Table(id=path.stem, df=df)
 
 
-def _check_csv_header(path: Path) -> None:
-    """pandas silently renames a repeated header to ``name.1``; report it instead."""
+def _csv_header(path: Path) -> list[str]:
+    """The header row; read here because pandas silently renames a repeated header to ``name.1``."""
     with path.open(newline="", encoding="utf-8", errors="replace") as handle:
         header = next(csv.reader(handle), None)
     if not header or all(not h.strip() for h in header):
         raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
-    Table(id=path.stem, df=pd.DataFrame(columns=[h.strip() for h in header]))
+    return [h.strip() for h in header]
+
+
+def _unique_names(header: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for name in header:
+        key = normalize_column_name(name)
+        seen[key] = seen.get(key, 0) + 1
+        names.append(name if seen[key] == 1 else f"{name} ({seen[key]})")
+    return names
 
 
 def _is_sql_source(source: Any) -> bool:

@@ -121,3 +121,12 @@ def test_missing_values_render_as_empty_cells(value):
 def test_integral_floats_render_without_trailing_zero():
     assert cell_text(3.0) == "3"
     assert cell_text(2.5) == "2.5"
+
+
+def test_repeated_csv_headers_can_be_renamed_instead_of_refused(tmp_path):
+    from llama_index_pearl.sources import read_table_file
+
+    (tmp_path / "wiki.csv").write_text("Year,Role,role\n2001,Hamlet,lead\n")
+    table = read_table_file(tmp_path / "wiki.csv", dedupe_columns=True)
+    assert table.columns == ["Year", "Role", "role (2)"]
+    assert table.df.iloc[0].tolist() == ["2001", "Hamlet", "lead"]
