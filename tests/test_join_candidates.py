@@ -70,6 +70,25 @@ def test_value_index_finds_shared_values_and_skips_very_frequent_ones():
     assert skipped == 2  # 'yes' and 'no' sit in 5 columns
 
 
+def test_values_held_by_many_columns_pair_them_with_the_key_only():
+    ids = [f"k{i}" for i in range(10)]
+    key = Table("hub", pd.DataFrame({"hub_id": ids}))
+    referencing = [Table(f"fact{i}", pd.DataFrame({"ref": ids[:8] * 2})) for i in range(4)]
+    profiles = profile_tables([key, *referencing])
+    pairs: cand.Pairs = {}
+    cand.value_candidates(profiles, pairs, sibling_posting=3)
+    assert sorted(pairs) == [(0, 1), (0, 2), (0, 3), (0, 4)]  # hub.hub_id with each fact.ref, no sibling pairs
+
+
+def test_values_held_by_few_columns_pair_all_of_them():
+    ids = [f"k{i}" for i in range(10)]
+    tables = [Table("hub", pd.DataFrame({"hub_id": ids}))]
+    tables += [Table(f"fact{i}", pd.DataFrame({"ref": ids[:8] * 2})) for i in range(2)]
+    pairs: cand.Pairs = {}
+    cand.value_candidates(profile_tables(tables), pairs, sibling_posting=3)
+    assert sorted(pairs) == [(0, 1), (0, 2), (1, 2)]
+
+
 def test_name_neighbours_link_similar_but_not_identical_names():
     tables = [
         Table("a", pd.DataFrame({"customer_number": ["1", "2"], "zzz": ["p", "q"]})),

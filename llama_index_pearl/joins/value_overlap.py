@@ -4,6 +4,15 @@ Each column's value sample is hashed (:mod:`~llama_index_pearl.joins.profiles`);
 sorting all hashes groups the columns holding each value (its posting list),
 and co-occurrences are counted per column pair without comparing all pairs.
 Values in more than ``MAX_POSTING`` columns are skipped.
+
+Values held by more than ``SIBLING_POSTING`` columns pair every column with the
+key-like (non-date) columns of the list only: a star, not a clique. In a data
+lake such values are ids of hub entities, referenced by dozens of foreign-key
+columns, or dates that many unrelated columns hold by coincidence; pairing all
+holders with each other grows with the square of the list (measured on the
+synthetic lake: 0.26 M pairs at 1k tables, 10.7 M at 10k). The star keeps every
+foreign key -> key pair; two siblings still pair through values few other
+columns hold, and otherwise meet through the key's table as a 3-hop path.
 """
 
 from __future__ import annotations
@@ -15,14 +24,20 @@ import numpy as np
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals
 
-__all__ = ["MAX_POSTING", "MIN_JACCARD", "MIN_SHARED", "value_candidates"]
+__all__ = ["MAX_POSTING", "MIN_JACCARD", "MIN_SHARED", "SIBLING_POSTING", "value_candidates"]
 
 MAX_POSTING = 64  # values in more columns than this ('1', 'yes', 'usa') are skipped in the value index
+SIBLING_POSTING = 16  # longer posting lists pair their columns with its key-like columns only
 MIN_SHARED = 2
 MIN_JACCARD = 0.10  # paper: P_V keeps Jaccard > 0.10
 
 
-def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_posting: int = MAX_POSTING) -> int:
+def value_candidates(
+    profiles: Sequence[ColumnProfile],
+    pairs: Pairs,
+    max_posting: int = MAX_POSTING,
+    sibling_posting: int = SIBLING_POSTING,
+) -> int:
     """P_V: pairs sharing sampled values, counted through an inverted value index.
 
     Values held by more than ``max_posting`` columns are skipped: they are the
@@ -35,6 +50,9 @@ def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_postin
         profiles: All column profiles.
         pairs: Accumulator, updated in place.
         max_posting: Longest posting list used.
+        sibling_posting: Longest posting list whose columns are all paired with
+            each other; longer lists pair each column with the list's key-like
+            columns only.
 
     Returns:
         The number of skipped (too frequent) values.
@@ -53,15 +71,21 @@ def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_postin
     starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
     sizes = np.diff(np.r_[starts, len(h)])
     skipped = int((sizes > max_posting).sum())
-    codes = []
     n = len(profiles)
+    # Dates are distinct enough to look key-like, but share values by calendar
+    # coincidence, not by reference: they never centre a star.
+    key_like = np.array([p.key_like and p.dtype != "date" for p in profiles], dtype=bool)
+    codes = []
     for size in range(2, max_posting + 1):
         group_starts = starts[sizes == size]
         if not len(group_starts):
             continue
         members = col[group_starts[:, None] + np.arange(size)[None, :]]
-        a_idx, b_idx = np.triu_indices(size, 1)
-        a, b = members[:, a_idx].ravel(), members[:, b_idx].ravel()
+        if size <= sibling_posting:
+            a_idx, b_idx = np.triu_indices(size, 1)
+            a, b = members[:, a_idx].ravel(), members[:, b_idx].ravel()
+        else:
+            a, b = _star_pairs(members, key_like[members])
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         codes.append(lo * n + hi)
     if not codes:
@@ -79,3 +103,15 @@ def value_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_postin
         if i != j and profiles[i].table_id != profiles[j].table_id:
             pairs.setdefault((i, j), Signals()).sources.add("V")
     return skipped
+
+
+def _star_pairs(members: np.ndarray, is_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key-like member of a posting list paired once with every other member of that list."""
+    group, position = np.nonzero(is_key)
+    size = members.shape[1]
+    other = np.arange(size)[None, :]
+    # Two key-like members would meet twice (once from each side): keep the pair from the first.
+    once = ~is_key[group] | (other > position[:, None])
+    once &= other != position[:, None]
+    keys = np.broadcast_to(members[group, position][:, None], once.shape)
+    return keys[once], members[group][once]
