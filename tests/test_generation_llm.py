@@ -131,6 +131,20 @@ async def test_only_hallucinated_columns_for_a_table_is_rejected_then_retried():
     assert "stadium" in server.requests[1]["messages"][-1]["content"]
 
 
+async def test_last_answer_without_columns_for_a_table_falls_back_to_its_join_columns():
+    with FakeOpenAIServer(default=text(answer(t2=["Roof_Type"]))) as server:
+        result = await make_generator(server).agenerate(path_request())
+    assert result.ok and result.attempts == 2
+    assert result.queries[0].columns == {"concert": ["concert_Name"], "stadium": ["Stadium_ID"]}
+
+
+async def test_single_table_answer_without_columns_is_still_skipped():
+    reply = json.dumps({"questions": [{"question": "Which stadium is largest?", "relevant_columns": ["Roof"]}]})
+    with FakeOpenAIServer(default=text(reply)) as server:
+        result = await make_generator(server).agenerate(SingleTableRequest(stadium(), n_questions=1))
+    assert not result.ok and "no valid column" in result.skipped_reason
+
+
 async def test_column_named_under_the_wrong_table_is_moved_to_its_table():
     with FakeOpenAIServer([text(answer(t1=["concert_Name", "Capacity"], t2=["Name"]))]) as server:
         result = await make_generator(server).agenerate(path_request())

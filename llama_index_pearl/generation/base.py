@@ -72,6 +72,11 @@ class PathRequest:
     def expected_questions(self) -> int:
         return 1
 
+    @property
+    def fallback_columns(self) -> dict[str, list[str]]:
+        """Columns a table gets when the final answer names none for it: its join columns."""
+        return {t: self.path.join_columns(t) for t in self.path.tables}
+
     def describe(self) -> str:
         return f"path {self.path.path_id} ({' -> '.join(self.path.tables)})"
 
@@ -103,6 +108,11 @@ class SingleTableRequest:
     @property
     def expected_questions(self) -> int:
         return self.n_questions
+
+    @property
+    def fallback_columns(self) -> dict[str, list[str]]:
+        """None: a single-table question without columns has nothing to fall back on."""
+        return {}
 
     def describe(self) -> str:
         return f"table {self.table.id} (single-hop, {self.n_questions} questions)"

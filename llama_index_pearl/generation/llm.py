@@ -174,8 +174,16 @@ class LLMQueryGenerator(QueryGenerator):
                 result.prompt_tokens += p_tokens
                 result.completion_tokens += c_tokens
                 result.tokens_estimated |= estimated
+                # A good question whose answer leaves a table without columns is retried once;
+                # the last attempt keeps it with that table's join columns rather than losing the path.
+                last = attempt == self.max_attempts
                 try:
-                    result.queries = parse_answer(text, request.table_list, expected=request.expected_questions)
+                    result.queries = parse_answer(
+                        text,
+                        request.table_list,
+                        expected=request.expected_questions,
+                        fallback_columns=request.fallback_columns if last else None,
+                    )
                     return result
                 except ParseRejection as rejection:
                     reason = f"rejected answer: {rejection.reason}"

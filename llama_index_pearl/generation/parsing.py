@@ -218,19 +218,30 @@ def _question(item: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _parse_item(item: Mapping[str, Any], tables: Sequence[Table]) -> GeneratedQuery:
+def _parse_item(
+    item: Mapping[str, Any], tables: Sequence[Table], fallback: Mapping[str, Sequence[str]]
+) -> GeneratedQuery:
     question = _question(item)
     if question is None:
         raise ParseRejection("the question is null or missing")
     per_table, loose = _raw_columns(item, tables)
     columns = validate_columns(per_table, tables, loose)
+    for table_id, cols in columns.items():
+        if not cols:
+            cols.extend(fallback.get(table_id, ()))
     empty = [t for t, cols in columns.items() if not cols]
     if empty:
         raise ParseRejection(f"no valid column for table(s) {', '.join(empty)}")
     return GeneratedQuery(question, columns)
 
 
-def parse_answer(text: str, tables: Sequence[Table], *, expected: int = 1) -> list[GeneratedQuery]:
+def parse_answer(
+    text: str,
+    tables: Sequence[Table],
+    *,
+    expected: int = 1,
+    fallback_columns: Mapping[str, Sequence[str]] | None = None,
+) -> list[GeneratedQuery]:
     """Parse and validate an LLM answer.
 
     Args:
@@ -239,6 +250,9 @@ def parse_answer(text: str, tables: Sequence[Table], *, expected: int = 1) -> li
         expected: Questions wanted; extra valid ones are dropped. For a path
             (``expected == 1``) the first item must be valid; for single-hop
             invalid items are dropped as long as one remains.
+        fallback_columns: Columns per table id used for a table the answer
+            names no valid column for (a path's join columns), instead of
+            rejecting an otherwise good question.
 
     Returns:
         One to ``expected`` validated queries.
@@ -247,17 +261,18 @@ def parse_answer(text: str, tables: Sequence[Table], *, expected: int = 1) -> li
         ParseRejection: unparsable answer, null question, or a table left without
             valid columns. Never any other exception.
     """
+    fallback = fallback_columns or {}
     try:
         items = _items(extract_json(text))
         if not items:
             raise ParseRejection("the JSON holds no question object")
         if expected == 1:
-            return [_parse_item(items[0], tables)]
+            return [_parse_item(items[0], tables, fallback)]
         accepted: list[GeneratedQuery] = []
         first_reason = ""
         for item in items:
             try:
-                accepted.append(_parse_item(item, tables))
+                accepted.append(_parse_item(item, tables, fallback))
             except ParseRejection as rejection:
                 first_reason = first_reason or rejection.reason
         if not accepted:
