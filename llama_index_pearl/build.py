@@ -220,6 +220,7 @@ def estimate_generation_cost(
     budget: int | None = None,
     lambda_div: float = 0.1,
     use_declared_joins: bool = True,
+    cache_dir: str | Path | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``."""
@@ -238,4 +239,6 @@ def estimate_generation_cost(
     kept = [p for p in discovery.paths if augment_options.keeps(p)]
     requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
     estimate = estimate_prompt_tokens(requests, generator=generator)
-    return {"tables": len(loaded), "paths": len(kept), "requests": len(requests), **estimate}
+    cache = generation_cache(generator, cache_dir)
+    cached = sum(cache.lookup(generator, r) is not None for r in requests) if cache is not None else 0
+    return {"tables": len(loaded), "paths": len(kept), "requests": len(requests), "cached_requests": cached, **estimate}

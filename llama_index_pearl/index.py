@@ -166,6 +166,7 @@ class PearlTableIndex(IncrementalMixin):
         budget: int | None = None,
         lambda_div: float = 0.1,
         use_declared_joins: bool = True,
+        cache_dir: str | Path | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Dry run: discover and select paths, build every prompt, call no LLM.
@@ -178,11 +179,14 @@ class PearlTableIndex(IncrementalMixin):
             budget: Paths per pool, as in :meth:`from_tables`.
             lambda_div: Diversity weight, as in :meth:`from_tables`.
             use_declared_joins: As in :meth:`from_tables`.
+            cache_dir: Generation cache a build would use (as in :meth:`from_tables`;
+                LLM builds default to the user cache); ``cached_requests`` counts
+                the requests it already answers, which a build will not send.
             **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
 
         Returns:
-            ``{"tables", "paths", "requests", "prompt_tokens", "per_path_avg",
-            "max_prompt_tokens"}`` (tokens at ~4 characters a token).
+            ``{"tables", "paths", "requests", "cached_requests", "prompt_tokens",
+            "per_path_avg", "max_prompt_tokens"}``.
         """
         return estimate_generation_cost(
             tables,
@@ -192,6 +196,7 @@ class PearlTableIndex(IncrementalMixin):
             budget=budget,
             lambda_div=lambda_div,
             use_declared_joins=use_declared_joins,
+            cache_dir=cache_dir,
             **options,
         )
 

@@ -122,3 +122,18 @@ def test_only_the_best_parent_of_a_foreign_key_column_is_kept():
     kept = cand.keep_best_parents(cand.score_candidates(profiles, pairs))
     parents = {e.right_table for e in kept if e.left_table == "x__section"}
     assert parents == {"x__course"}
+
+
+def test_unanchored_overlap_of_dense_ids_scores_no_overlap_but_anchored_keeps_it():
+    tables = [
+        Table("ship", pd.DataFrame({"id": [str(i) for i in range(1, 21)]})),
+        Table("song", pd.DataFrame({"track_no": [str(i) for i in range(1, 21)]})),
+        Table("crew", pd.DataFrame({"ship_id": [str(i % 20 + 1) for i in range(30)]})),
+    ]
+    profiles = profile_tables(tables)
+    pairs: cand.Pairs = {}
+    cand.structural_candidates(profiles, pairs)
+    cand.value_candidates(profiles, pairs)
+    edges = {frozenset(e.tables): e for e in cand.score_candidates(profiles, pairs)}
+    assert edges[frozenset({"ship", "song"})].s_ovlp == 0.0
+    assert edges[frozenset({"ship", "crew"})].explicit and edges[frozenset({"ship", "crew"})].s_ovlp > 0.5

@@ -60,3 +60,20 @@ def test_dense_one_to_n_keys_are_not_anchored_by_values_alone():
 def test_f_is_structural_plus_overlap_for_explicit_and_semantic_plus_overlap_for_implicit():
     assert scoring.explicit_score(0.9, 0.5) == pytest.approx(1.4)
     assert scoring.implicit_score(0.7, 0.5) == pytest.approx(1.2)
+
+
+def test_overlap_of_two_dense_id_columns_is_coincidental():
+    assert scoring.coincidental_overlap(col(range(1, 30)), col(range(1, 50)))
+
+
+def test_overlap_of_flag_columns_is_coincidental():
+    assert scoring.coincidental_overlap(col(["T", "F", "T"]), col(["T", "F", "F", "T", "x", "y", "z"]))
+
+
+def test_overlap_of_sparse_ids_or_names_is_evidence():
+    assert not scoring.coincidental_overlap(
+        col([10_482, 99_310, 5_120_007, 77, 31_337]), col([77, 31_337, 10_482, 8, 9])
+    )
+    assert not scoring.coincidental_overlap(
+        col(["ann", "bo", "cy", "di", "ed"]), col(["ann", "bo", "cy", "fay", "gil"])
+    )

@@ -93,6 +93,18 @@ def test_estimate_cost_counts_prompt_tokens_without_calling_the_llm(chain_tables
     assert estimate["per_path_avg"] == estimate["prompt_tokens"] / estimate["requests"]
 
 
+def test_estimate_cost_counts_requests_the_cache_already_answers(chain_tables, hashing_embedding, tmp_path):
+    with FakeOpenAIServer() as server:
+        built = PearlTableIndex.from_tables(
+            chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path, budget=1
+        )
+        estimate = PearlTableIndex.estimate_cost(
+            chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path, budget=3
+        )
+    assert estimate["cached_requests"] == built.report.n_paths
+    assert estimate["requests"] > estimate["cached_requests"]
+
+
 def test_random_query_mode_questions_every_table_and_skips_join_discovery(chain_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, random_query=True)
     kinds = index.report.units_by_kind

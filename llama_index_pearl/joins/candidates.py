@@ -306,6 +306,10 @@ def score_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> list[Ca
         if pattern is not None and pattern != "inclusion" and sig.strength:
             s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
         s_ovlp = scoring.overlap_score(jac, max(c_ab, c_ba))
+        if s_str <= 0 and (not compatible or scoring.coincidental_overlap(a, b)):
+            # no anchor, and the overlap is what chance gives (numbers inside a text column, small
+            # universes; scoring module docstring): it is no evidence of shared entities
+            s_ovlp = 0.0
         edges.append(
             CandidateEdge(
                 left_table=left.table_id,

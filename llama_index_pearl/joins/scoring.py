@@ -11,6 +11,11 @@ so every weight below can be checked by a unit test without a model.
   :data:`PATTERN_STRENGTH`) times 0.6 when the referenced side is not key-like,
   and 0 when the two columns' types cannot join (an int never joins prose).
 * ``f = S_str + S_ovlp`` for explicit edges, ``S_sem + S_ovlp`` for implicit ones.
+* Overlap between values drawn from a small universe (two 1..n surrogate keys,
+  two age columns, two yes/no flags) is what chance gives, not shared entities:
+  :func:`coincidental_overlap` flags it, and an edge without a structural anchor
+  then gets ``S_ovlp = 0``. On spider, such pairs across unrelated databases
+  were most of the implicit pool before this rule.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from llama_index_pearl.joins.profiles import ColumnProfile
 __all__ = [
     "INCLUSION_MIN_CONTAINMENT",
     "PATTERN_STRENGTH",
+    "coincidental_overlap",
     "explicit_score",
     "implicit_score",
     "inclusion_anchor",
@@ -44,6 +50,8 @@ PATTERN_STRENGTH: dict[str, float] = {
 NOT_KEY_FACTOR = 0.6  # a reference to a non-unique column is a weaker anchor
 INCLUSION_MIN_CONTAINMENT = 0.9
 INCLUSION_MIN_SHARED = 3
+SMALL_UNIVERSE_FACTOR = 4  # an int span under 4x the distinct values of both columns is "small"
+FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or categories
 
 _JOINABLE_TYPES = {
     ("int", "int"),
@@ -175,3 +183,23 @@ def implicit_score(s_sem: float, s_ovlp: float) -> float:
         s_ovlp: Overlap score.
     """
     return s_sem + s_ovlp
+
+
+def coincidental_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether any overlap of ``a`` and ``b`` is expected by chance alone.
+
+    True when either column holds ``FEW_VALUES`` distinct values or fewer, or
+    when both are integer columns whose combined range is under
+    ``SMALL_UNIVERSE_FACTOR`` times their distinct values together (dense ids,
+    ages, years): random draws from such a range collide anyway.
+
+    Args:
+        a: One column's profile.
+        b: The other's.
+    """
+    if min(a.n_distinct, b.n_distinct) <= FEW_VALUES:
+        return True
+    if a.int_range is None or b.int_range is None:
+        return False
+    span = max(a.int_range[1], b.int_range[1]) - min(a.int_range[0], b.int_range[0]) + 1
+    return span <= SMALL_UNIVERSE_FACTOR * (a.n_distinct + b.n_distinct)
