@@ -17,15 +17,24 @@ run spider_pearl_heuristic "$BENCH/spider" --method pearl
 for flag in explicit-only implicit-only random-view random-query; do
   run "spider_pearl_heuristic_${flag}" "$BENCH/spider" --method pearl "--$flag"
 done
+# budget sweep: K per pool; 120 >= every explicit candidate path on spider (105)
+run spider_pearl_heuristic_budget81 "$BENCH/spider" --method pearl --budget 81
+run spider_pearl_heuristic_budget120 "$BENCH/spider" --method pearl --budget 120
+for flag in explicit-only implicit-only random-view; do
+  run "spider_pearl_heuristic_budget120_${flag}" "$BENCH/spider" --method pearl --budget 120 "--$flag"
+done
 for titles in titles no-titles; do
   run "fetaqa_whole_table_${titles}" "$BENCH/fetaqa_dev" --method whole-table "--$titles"
   run "fetaqa_pearl_heuristic_${titles}" "$BENCH/fetaqa_dev" --method pearl --random-query "--$titles"
 done
 if [ -n "$LLM" ]; then
   llm=(--llm-base "$LLM" --llm-model local --llm-timeout 300 --concurrency 1 --cache-dir "$OUT/llm_cache")
+  # budget 120 first: its paths include the default budget's, so the later runs are served from the cache
+  run spider_pearl_llm_budget120 "$BENCH/spider" --method pearl --budget 120 "${llm[@]}"
   run spider_pearl_llm "$BENCH/spider" --method pearl "${llm[@]}"
   for flag in explicit-only implicit-only random-view; do
     run "spider_pearl_llm_${flag}" "$BENCH/spider" --method pearl "--$flag" "${llm[@]}"
+    run "spider_pearl_llm_budget120_${flag}" "$BENCH/spider" --method pearl --budget 120 "--$flag" "${llm[@]}"
   done
 fi
 python3 "$(dirname "$0")/summarize.py" "$OUT"/*.json

@@ -13,6 +13,10 @@ benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
   2-hop floor (paper: tau_3h > tau_2h); on Spider this keeps FK chains such as
   Treatments-Dogs-Owners and drops chains through weak same-name links.
 * S_str: see :data:`llama_index_pearl.joins.scoring.PATTERN_STRENGTH`.
+* Implicit edges get S_ovlp = 0 when chance explains the overlap
+  (:func:`llama_index_pearl.joins.scoring.coincidental_overlap`): before that
+  rule, 26 of the 40 implicit paths selected on Spider joined unrelated 1..n id
+  columns of different databases.
 
 The measured numbers are in ``benchmarks/README.md``.
 
