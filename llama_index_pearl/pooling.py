@@ -5,14 +5,21 @@ hits in descending score order, the first hit that names a table is that table's
 max, so the first k distinct tables met are exactly the top-k tables. That is
 why a store that returns its top-n units in order lets the retriever stop as soon
 as k distinct tables are seen, and stays exact.
+
+Tables that share their best unit (the tables of one joined entry) tie on the
+pooled score. The paper leaves their order open; we rank tied tables by their
+next-best unit, so that a joined entry matched by a question about one of its
+tables ranks that table (whose own original or sub-entry scores higher) first.
+Scores are unchanged.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["TableHit", "UnitHit", "max_pool", "next_fetch_size"]
+__all__ = ["TableHit", "UnitHit", "max_pool", "next_fetch_size", "ranking_is_final"]
 
 
 @dataclass(frozen=True)
@@ -31,27 +38,51 @@ class TableHit:
     table_id: str
     score: float
     unit_id: str
+    runner_up: float | None = None  # the table's next-best fetched unit, if any
 
 
 def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[TableHit]:
-    """Pool unit hits to tables by max score; ties keep the store's order.
+    """Pool unit hits to tables by max score; tied tables by their next-best unit.
 
     Args:
         hits: Unit hits in any order.
         k: Keep at most this many tables (``None``: all).
 
     Returns:
-        Tables by descending pooled score.
+        Tables by descending pooled score; among equal scores, by descending
+        next-best unit score (a table with no other fetched unit last), then in
+        the store's order.
     """
     ordered = sorted(hits, key=lambda h: -h.score)  # stable: equal scores keep input order
     best: dict[str, TableHit] = {}
+    runner_up: dict[str, float] = {}
     for hit in ordered:
         for table_id in hit.table_ids:
             if table_id not in best:
                 best[table_id] = TableHit(table_id, float(hit.score), hit.unit_id)
-        if k is not None and len(best) >= k:
-            break
-    return list(best.values())[:k] if k is not None else list(best.values())
+            elif table_id not in runner_up and hit.unit_id != best[table_id].unit_id:
+                runner_up[table_id] = float(hit.score)
+    tables = [replace(t, runner_up=runner_up.get(t.table_id)) for t in best.values()]
+    tables.sort(key=lambda t: (-t.score, -(t.runner_up if t.runner_up is not None else float("-inf"))))
+    return tables[:k] if k is not None else tables
+
+
+def ranking_is_final(tables: Sequence[TableHit], k: int) -> bool:
+    """Whether pooling more (lower-scored) units could still change the top ``k`` tables.
+
+    ``tables`` is the full pooled list of a top-n fetch. Unfetched units score no
+    higher than any fetched one, so pooled scores are final; only the order of
+    tied tables can still change, while a tied table's next-best unit is unfetched.
+
+    Args:
+        tables: All pooled tables, as :func:`max_pool` returns them.
+        k: Tables wanted.
+    """
+    if len(tables) < k:
+        return False
+    counts = Counter(t.score for t in tables)
+    cut = tables[k - 1].score
+    return all(t.runner_up is not None for t in tables if counts[t.score] > 1 and t.score >= cut)
 
 
 def next_fetch_size(current: int, n_units: int) -> int:

@@ -20,7 +20,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size
+from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size, ranking_is_final
 
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
@@ -115,15 +115,11 @@ class PearlRetriever(BaseRetriever):
     # -------------------------------------------------------------- helpers
     def _pool(self, hits: list[UnitHit], fetch: int, n_units: int) -> list[NodeWithScore] | None:
         """One round: max-pool the fetched units; the table nodes once done, ``None`` to fetch more."""
-        tables = max_pool(hits, self._similarity_top_k)
-        if self._done(tables, hits, fetch, n_units):
-            return self._to_nodes(tables)
-        return None
-
-    def _done(self, tables: list[TableHit], hits: list[UnitHit], fetch: int, n_units: int) -> bool:
-        enough = len(tables) >= self._similarity_top_k
+        tables = max_pool(hits)
         exhausted = len(hits) < fetch or fetch >= n_units
-        return enough or exhausted
+        if exhausted or ranking_is_final(tables, self._similarity_top_k):
+            return self._to_nodes(tables[: self._similarity_top_k])
+        return None
 
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
         node = node_with_score.node

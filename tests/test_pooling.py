@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size
+from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size, ranking_is_final
 
 
 def test_table_score_is_its_best_unit():
@@ -14,8 +14,23 @@ def test_table_score_is_its_best_unit():
 def test_a_unit_shared_by_two_tables_scores_both():
     hits = [UnitHit("joined", ["a", "b"], 0.8), UnitHit("orig_b", ["b"], 0.3), UnitHit("orig_c", ["c"], 0.5)]
     pooled = max_pool(hits)
-    assert [(t.table_id, t.score) for t in pooled] == [("a", 0.8), ("b", 0.8), ("c", 0.5)]
-    assert pooled[1].unit_id == "joined"
+    assert [(t.table_id, t.score) for t in pooled] == [("b", 0.8), ("a", 0.8), ("c", 0.5)]
+    assert pooled[0].unit_id == "joined" and pooled[1].unit_id == "joined"
+
+
+def test_tables_tied_on_a_joined_unit_are_ordered_by_their_next_best_unit():
+    hits = [
+        UnitHit("joined_abc", ["c", "a", "b"], 0.8),
+        UnitHit("orig_b", ["b"], 0.6),
+        UnitHit("orig_a", ["a"], 0.4),
+        UnitHit("orig_c", ["c"], 0.2),
+    ]
+    assert [(t.table_id, t.score) for t in max_pool(hits, k=2)] == [("b", 0.8), ("a", 0.8)]
+
+
+def test_a_tied_table_without_another_unit_comes_after_the_others():
+    hits = [UnitHit("joined", ["a", "b"], 0.8), UnitHit("orig_b", ["b"], 0.1)]
+    assert [t.table_id for t in max_pool(hits)] == ["b", "a"]
 
 
 def test_k_cuts_the_ranking():
@@ -26,3 +41,17 @@ def test_k_cuts_the_ranking():
 def test_fetch_schedule_grows_and_stops_at_corpus_size():
     assert next_fetch_size(8, 100) == 32
     assert next_fetch_size(64, 100) == 100
+
+
+def test_ranking_is_final_once_k_tables_are_pooled_without_open_ties():
+    assert ranking_is_final(max_pool([UnitHit("u1", ["a"], 0.9), UnitHit("u2", ["b"], 0.5)]), k=2)
+
+
+def test_ranking_is_not_final_while_a_tie_in_the_top_k_lacks_a_next_best_unit():
+    hits = [UnitHit("joined", ["a", "b"], 0.9), UnitHit("orig_a", ["a"], 0.5)]
+    assert not ranking_is_final(max_pool(hits), k=1)
+    assert ranking_is_final(max_pool([*hits, UnitHit("orig_b", ["b"], 0.4)]), k=1)
+
+
+def test_ranking_is_not_final_with_fewer_than_k_tables():
+    assert not ranking_is_final(max_pool([UnitHit("u1", ["a"], 0.9)]), k=2)
