@@ -4,7 +4,7 @@ Score(q, T) = max over units u with T in u.table_ids of cos(q, u). Walking unit
 hits in descending score order, the first hit that names a table is that table's
 max, so the first k distinct tables met are exactly the top-k tables. That is
 why a store that returns its top-n units in order lets the retriever stop as soon
-as k distinct tables are seen, and stays exact.
+as k distinct tables are seen (and their ties settled, see below), and stays exact.
 
 Tables that share their best unit (the tables of one joined entry) tie on the
 pooled score. The paper leaves their order open; we rank tied tables by their

@@ -3,7 +3,8 @@
 No LLM runs at query time (paper section 3.2). The retriever asks the vector
 store for the top-n units, pools them to tables with
 :func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
-until k distinct tables are found or the store is exhausted. With the default
+until k distinct tables are found and ties among them are settled
+(:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is exhausted. With the default
 exact FAISS store the result is exact max-pooling; with an approximate or remote
 store it is exact over whatever units the store returns. Each returned table
 carries join hints (:mod:`llama_index_pearl.join_hints`) towards the other

@@ -111,7 +111,7 @@ def _star_pairs(members: np.ndarray, is_key: np.ndarray) -> tuple[np.ndarray, np
     size = members.shape[1]
     other = np.arange(size)[None, :]
     # Two key-like members would meet twice (once from each side): keep the pair from the first.
+    # A key never meets itself: its own slot is key-like and not after itself.
     once = ~is_key[group] | (other > position[:, None])
-    once &= other != position[:, None]
     keys = np.broadcast_to(members[group, position][:, None], once.shape)
     return keys[once], members[group][once]
