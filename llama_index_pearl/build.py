@@ -29,7 +29,7 @@ from llama_index_pearl.generation import (
     QueryGenerator,
     estimate_prompt_tokens,
 )
-from llama_index_pearl.joins import discover_join_paths
+from llama_index_pearl.joins import discover_join_paths, resolve_budget
 from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.sources import TableSource, load_tables
@@ -108,6 +108,7 @@ def build_corpus(
     budget: int | None = None,
     lambda_div: float = 0.1,
     use_declared_joins: bool = True,
+    cross_source_joins: str = "evidence",
     explicit_only: bool = False,
     implicit_only: bool = False,
     no_originals: bool = False,
@@ -151,6 +152,7 @@ def build_corpus(
         lambda_div=lambda_div,
         generator=generator.model_name if generator is not None else "none",
         use_declared_joins=use_declared_joins,
+        cross_source_joins=cross_source_joins,
         **{k: v for k, v in asdict(options).items() if k != "seed"},
     )
     report = BuildReport(n_tables=len(loaded))
@@ -166,9 +168,10 @@ def build_corpus(
             discovery = discover_join_paths(
                 loaded,
                 model,
-                budget=budget,
+                budget=resolve_budget(budget, len(loaded), generator.cost_per_path),
                 lambda_div=lambda_div,
                 use_declared=use_declared_joins,
+                cross_source_joins=cross_source_joins,
                 show_progress=show_progress,
             )
             paths, graph = discovery.paths, discovery.graph
@@ -220,6 +223,7 @@ def estimate_generation_cost(
     budget: int | None = None,
     lambda_div: float = 0.1,
     use_declared_joins: bool = True,
+    cross_source_joins: str = "evidence",
     cache_dir: str | Path | None = None,
     **options: Any,
 ) -> dict[str, Any]:
@@ -231,9 +235,10 @@ def estimate_generation_cost(
     discovery = discover_join_paths(
         loaded,
         resolve_embed_model(embed_model),
-        budget=budget,
+        budget=resolve_budget(budget, len(loaded), generator.cost_per_path),
         lambda_div=lambda_div,
         use_declared=use_declared_joins,
+        cross_source_joins=cross_source_joins,
     )
     augment_options = AugmentOptions(**options)
     kept = [p for p in discovery.paths if augment_options.keeps(p)]

@@ -18,9 +18,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from llama_index_pearl.baselines import BM25TableRanker
-from llama_index_pearl.evaluation import DEFAULT_KS, evaluate_rankings, format_metrics, load_benchmark, time_queries
+from llama_index_pearl.evaluation import (
+    DEFAULT_KS,
+    evaluate_rankings,
+    evaluate_slot_rankings,
+    format_metrics,
+    load_benchmark,
+    slot_rankings,
+    time_queries,
+    unit_vectors,
+)
 from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
 
 __all__ = ["main"]
 
@@ -79,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     joins = sub.add_parser("joins", help="discover joins on a benchmark folder and score them against joins.jsonl")
     joins.add_argument("bench_dir")
     joins.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    _add_discovery_options(joins)
     joins.set_defaults(func=_cmd_joins)
     return parser
 
@@ -92,9 +105,27 @@ def _add_build_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM call")
     parser.add_argument("--concurrency", type=int, default=4, help="LLM requests in flight")
     parser.add_argument("--cache-dir", help="generation cache folder")
-    parser.add_argument("--budget", type=int, help="paths per pool (default: tables/2)")
+    parser.add_argument(
+        "--budget", type=int, help="paths per pool (default: every candidate path; tables/2 with an LLM)"
+    )
+    _add_discovery_options(parser)
     for flag in ABLATIONS:
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, action="store_true", help=f"ablation: {flag}")
+
+
+def _add_discovery_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-provenance",
+        dest="provenance",
+        action="store_false",
+        help="ignore the benchmark's db field: one unified pool, as in the PEARL paper",
+    )
+    parser.add_argument(
+        "--cross-source-joins",
+        choices=CROSS_SOURCE_POLICIES,
+        default="evidence",
+        help="joins between tables of different sources (default: only on value evidence)",
+    )
 
 
 def _llm_from_args(args: argparse.Namespace) -> Any:
@@ -122,6 +153,7 @@ def _build_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         concurrency=args.concurrency,
         cache_dir=args.cache_dir,
         budget=args.budget,
+        cross_source_joins=args.cross_source_joins,
     )
     if args.llm_base:
         from llama_index_pearl.generation import LLMQueryGenerator
@@ -182,7 +214,7 @@ def _parse_ks(text: str) -> list[int]:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     ks = _parse_ks(args.ks)
-    bench = load_benchmark(args.bench_dir, titles=args.titles)
+    bench = load_benchmark(args.bench_dir, titles=args.titles, provenance=args.provenance)
     started = time.perf_counter()
     build = _build_kwargs(args) if args.method == "pearl" else {}
     index = PearlTableIndex.from_tables(
@@ -199,6 +231,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         ranker = BM25TableRanker(list(index.tables.values()), index.serializer)
         rankings, latency = time_queries(lambda q: ranker.rank(q, top), questions)
         n_units = len(index.tables)
+        slot_metrics = {}
     else:
         retriever = index.as_retriever(similarity_top_k=top)
 
@@ -207,15 +240,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         rankings, latency = time_queries(ranked_ids, questions)
         n_units = len(index.units)
+        slot_metrics = _slot_metrics(index, bench.queries, ks)
     result = {
         "bench": bench.name,
         "method": args.method,
         "titles": args.titles,
+        "provenance": args.provenance,
         "n_tables": len(bench.tables),
         "n_units": n_units,
         "index_seconds": round(index_seconds, 2),
         "query_latency_ms": latency,
-        "metrics": evaluate_rankings(bench.queries, rankings, ks),
+        "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
         "units_by_kind": index.report.units_by_kind,
         "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
     }
@@ -237,14 +272,37 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _slot_metrics(index: PearlTableIndex, queries: Sequence[Any], ks: Sequence[int]) -> dict[str, dict[str, float]]:
+    """Slot R@k of every question, scored over all stored unit vectors (default FAISS store only)."""
+    units = index.units
+    matrix = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
+    if matrix is None:
+        return {}
+    tables = [list(u.metadata["table_ids"]) for u in units]
+    slots = [slot_rankings(matrix @ np.asarray(index.embed_query(q.question)), tables, ks) for q in queries]
+    return evaluate_slot_rankings(queries, slots, ks)
+
+
+def _merge_metrics(metrics: dict[str, dict[str, float]], extra: dict[str, dict[str, float]]) -> dict[str, Any]:
+    return {group: {**row, **extra.get(group, {})} for group, row in metrics.items()}
+
+
 def _cmd_joins(args: argparse.Namespace) -> int:
     from llama_index_pearl.joins import evaluate_join_discovery, format_join_report
 
-    result = evaluate_join_discovery(Path(args.bench_dir))
-    print(format_join_report(result))
+    # with provenance, the unified pool is scored too: the paper's setting stays comparable
+    settings = [True, False] if args.provenance else [False]
+    results = []
+    for provenance in settings:
+        result = evaluate_join_discovery(
+            Path(args.bench_dir), provenance=provenance, cross_source_joins=args.cross_source_joins
+        )
+        print(format_join_report(result) + "\n")
+        results.append(result)
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_out).write_text(json.dumps(result, indent=2))
+        # a list (provenance, then unified) when both ran, else the one result
+        Path(args.json_out).write_text(json.dumps(results if len(results) > 1 else results[0], indent=2))
     return 0
 
 

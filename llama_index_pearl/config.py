@@ -13,6 +13,7 @@ from llama_index.core.llms import LLM
 
 from llama_index_pearl.augment import AugmentOptions
 from llama_index_pearl.generation import GenerationCache, HeuristicQueryGenerator, LLMQueryGenerator, QueryGenerator
+from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["BuildReport", "PearlConfig", "generation_cache", "generator_from_name"]
@@ -29,10 +30,13 @@ class PearlConfig:
         max_rows: Rows per table view (paper appendix B.2: 10).
         include_originals: Keep one whole-table unit per table.
         augment: Discover join paths and add generated units (``False``: whole-table only).
-        budget: Paths selected per pool (paper's K; default ⌊|tables|/2⌋).
+        budget: Paths selected per pool (paper's K). Default: every candidate path for a
+            free generator (the heuristic), ⌊|tables|/2⌋ for an LLM.
         lambda_div: Diversity weight of lazy-greedy selection (paper: 0.1).
         generator: Name of the query generator used (recorded, not configurable).
         use_declared_joins: SQL foreign keys were used as explicit edges.
+        cross_source_joins: Joins between tables of two different sources: ``"evidence"``
+            (only on value evidence chance does not explain), ``"never"`` or ``"always"``.
         explicit_only, implicit_only, single_hop, single_hop_questions, random_view,
             random_query: The augmentation flags of the build (see
             :class:`~llama_index_pearl.augment.AugmentOptions`); inserts reuse them.
@@ -46,6 +50,7 @@ class PearlConfig:
     lambda_div: float = 0.1
     generator: str = "none"
     use_declared_joins: bool = True
+    cross_source_joins: str = "evidence"
     explicit_only: bool = False
     implicit_only: bool = False
     single_hop: bool = False
@@ -56,6 +61,12 @@ class PearlConfig:
     def __post_init__(self) -> None:
         if self.max_rows < 1:
             raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
+        if self.budget is not None and self.budget < 0:
+            raise ValueError(f"budget must be >= 0 paths per pool, got {self.budget}")
+        if self.cross_source_joins not in CROSS_SOURCE_POLICIES:
+            raise ValueError(
+                f"cross_source_joins must be one of {CROSS_SOURCE_POLICIES}, got {self.cross_source_joins!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

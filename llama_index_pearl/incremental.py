@@ -6,10 +6,11 @@ paths (through the generation cache and the index's generator), and embeds only
 the new units; existing edges, paths, questions and vectors are reused. A delete
 removes the table's units, its edges, and the units of every path through it.
 
-The budget K after an insert is that of the whole corpus (⌊|C|/2⌋ per pool, or
-the build's ``budget``); new paths fill what the existing paths leave, so an
-insert-then-query can differ from a full rebuild when the rebuild would have
-preferred a new path over an existing one.
+The budget K after an insert is that of the whole corpus (the build's ``budget``;
+by default every candidate path for a free generator, ⌊|C|/2⌋ per pool for an
+LLM); new paths fill what the existing paths leave, so an insert-then-query
+can differ from a full rebuild when the rebuild would have preferred a new path
+over an existing one.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from llama_index.core.schema import TextNode
 from llama_index_pearl.augment import build_augmented_units
 from llama_index_pearl.build import count_kinds
 from llama_index_pearl.config import BuildReport
-from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths
+from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget
 from llama_index_pearl.sources import TableSource, load_tables
 from llama_index_pearl.stores import normalise
 from llama_index_pearl.table import Table
@@ -200,9 +201,10 @@ def insert_tables(
             index.join_graph,
             new_ids,
             index.embed_model,
-            budget=config.budget,
+            budget=resolve_budget(config.budget, len(corpus), _cost_per_path(index)),
             lambda_div=config.lambda_div,
             use_declared=config.use_declared_joins,
+            cross_source_joins=config.cross_source_joins,
             show_progress=show_progress,
         )
         graph = discovery.graph
@@ -222,6 +224,12 @@ def insert_tables(
     report.new_units = len(units)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _cost_per_path(index: PearlTableIndex) -> float:
+    """The path cost of the index's generator (raises, naming the missing LLM, as generation would)."""
+    generator = index.generator
+    return generator.cost_per_path if generator is not None else 1.0
 
 
 def _generate(

@@ -83,6 +83,7 @@ class PearlTableIndex(IncrementalMixin):
         budget: int | None = None,
         lambda_div: float = 0.1,
         use_declared_joins: bool = True,
+        cross_source_joins: str = "evidence",
         explicit_only: bool = False,
         implicit_only: bool = False,
         no_originals: bool = False,
@@ -112,9 +113,15 @@ class PearlTableIndex(IncrementalMixin):
                 Default: an exact FAISS inner-product index.
             augment: Run join discovery and query generation (``False``: the
                 whole-table baseline).
-            budget: Paths kept per pool by lazy greedy (paper's K, default ⌊|C|/2⌋).
+            budget: Paths kept per pool by lazy greedy (paper's K). Default: every
+                candidate path when the generator is free (the heuristic), ⌊|C|/2⌋
+                with an LLM (see :meth:`estimate_cost` before spending).
             lambda_div: Diversity weight λ_div of path selection (paper: 0.1).
             use_declared_joins: Use foreign keys declared by SQL sources as edges.
+            cross_source_joins: Joins between tables of different sources
+                (``Table.source``: database/schema, sub-folder): ``"evidence"``
+                (default) keeps only those backed by values chance does not explain,
+                ``"never"`` drops them, ``"always"`` ignores provenance.
             explicit_only: Ablation: joined entries of explicit paths only.
             implicit_only: Ablation: sub-entries of implicit paths only.
             no_originals: Ablation: drop the whole-table units.
@@ -140,6 +147,7 @@ class PearlTableIndex(IncrementalMixin):
             budget=budget,
             lambda_div=lambda_div,
             use_declared_joins=use_declared_joins,
+            cross_source_joins=cross_source_joins,
             explicit_only=explicit_only,
             implicit_only=implicit_only,
             no_originals=no_originals,
@@ -166,6 +174,7 @@ class PearlTableIndex(IncrementalMixin):
         budget: int | None = None,
         lambda_div: float = 0.1,
         use_declared_joins: bool = True,
+        cross_source_joins: str = "evidence",
         cache_dir: str | Path | None = None,
         **options: Any,
     ) -> dict[str, Any]:
@@ -179,6 +188,7 @@ class PearlTableIndex(IncrementalMixin):
             budget: Paths per pool, as in :meth:`from_tables`.
             lambda_div: Diversity weight, as in :meth:`from_tables`.
             use_declared_joins: As in :meth:`from_tables`.
+            cross_source_joins: As in :meth:`from_tables`.
             cache_dir: Generation cache a build would use (as in :meth:`from_tables`;
                 LLM builds default to the user cache); ``cached_requests`` counts
                 the requests it already answers, which a build will not send.
@@ -196,6 +206,7 @@ class PearlTableIndex(IncrementalMixin):
             budget=budget,
             lambda_div=lambda_div,
             use_declared_joins=use_declared_joins,
+            cross_source_joins=cross_source_joins,
             cache_dir=cache_dir,
             **options,
         )

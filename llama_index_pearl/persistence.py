@@ -4,7 +4,7 @@ A folder holds:
 
 - ``pearl.json``: manifest (format name and version, embedding model and
   dimension, build config, counts, build report);
-- ``tables.jsonl``: one table a line (id, name, title, description, columns,
+- ``tables.jsonl``: one table a line (id, name, title, description, source, columns,
   declared foreign keys, cells as text);
 - ``join_graph.json``: the join graph as node-link JSON;
 - ``docstore.json``, ``index_store.json``: LlamaIndex's JSON stores of the units;
@@ -83,6 +83,7 @@ def _write_tables(tables: Any, path: Path) -> None:
                 "name": table.name,
                 "title": table.title,
                 "description": table.description,
+                "source": table.source,
                 "columns": table.columns,
                 "foreign_keys": [fk.to_dict() for fk in table.foreign_keys],
                 "rows": table.text_rows(),
@@ -105,6 +106,7 @@ def _read_tables(path: Path) -> list[Table]:
                         description=record.get("description"),
                         foreign_keys=[ForeignKey.from_dict(fk) for fk in record.get("foreign_keys", [])],
                         name=record.get("name"),
+                        source=record.get("source"),
                     )
                 )
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:

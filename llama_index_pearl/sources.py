@@ -95,10 +95,34 @@ def _check_unique_ids(tables: list[Table]) -> None:
 
 
 def _tables_from_folder(folder: Path) -> list[Table]:
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in TABLE_FILE_SUFFIXES)
+    """Every table file under ``folder``, recursively.
+
+    A file's id is its path relative to ``folder`` without the extension
+    (``sales/orders``; ``orders`` at the top), and its source is the sub-folder
+    (``sales``; ``None`` at the top): a folder per database or system is how
+    data lakes and exports are laid out, and it is the provenance join discovery uses.
+    """
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix.lower() in TABLE_FILE_SUFFIXES and not _hidden(p, folder)
+    )
     if not files:
         raise ValueError(f"Folder {str(folder)!r} holds no .csv or .parquet files")
-    return [read_table_file(p) for p in files]
+    tables = []
+    for path in files:
+        relative = path.relative_to(folder)
+        table = read_table_file(path)
+        table.id = relative.with_suffix("").as_posix()
+        table.name = path.stem
+        table.source = relative.parent.as_posix() if relative.parent != Path(".") else None
+        tables.append(table)
+    return tables
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    """Files under dot-folders (``.git``, ``.ipynb_checkpoints``) are tooling, not tables."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
 def read_table_file(path: Path, *, dedupe_columns: bool = False) -> Table:
@@ -169,6 +193,7 @@ def tables_from_sql(source: Any) -> list[Table]:
 
     engine = _engine_of(source, sa)
     inspector = sa.inspect(engine)
+    provenance = _sql_provenance(engine, inspector)
     tables = []
     for name in sorted(inspector.get_table_names()):
         try:
@@ -181,10 +206,19 @@ def tables_from_sql(source: Any) -> list[Table]:
             for fk in inspector.get_foreign_keys(name)
             for col, ref in zip(fk["constrained_columns"], fk["referred_columns"])
         ]
-        tables.append(Table(id=name, df=df, foreign_keys=keys))
+        tables.append(Table(id=name, df=df, foreign_keys=keys, source=provenance))
     if not tables:
         logger.warning("SQL source %s has no tables", engine.url)
     return tables
+
+
+def _sql_provenance(engine: Any, inspector: Any) -> str:
+    """``database.schema`` of a SQL source (SQLite: the file's stem and ``main``)."""
+    database = engine.url.database or engine.url.host or engine.dialect.name
+    if engine.dialect.name == "sqlite":
+        database = Path(database).stem if database not in ("", ":memory:") else "memory"
+    schema = inspector.default_schema_name or "default"
+    return f"{database}.{schema}"
 
 
 def _engine_of(source: Any, sa: Any) -> Any:

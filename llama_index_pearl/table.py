@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["ForeignKey", "Table", "cell_text", "normalize_column_name"]
+__all__ = ["ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,10 @@ class Table:
         description: Optional free-text description embedded with the table.
         foreign_keys: Foreign keys declared by the source (SQL); never required.
         name: Display name used in serialization; defaults to ``id``.
+        source: Provenance: the database and schema (SQL), the sub-folder (folder
+            sources), or any label the caller gives (``None``: unknown). Join
+            discovery holds joins across two different sources to a stricter,
+            value-based standard (:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`).
 
     Raises:
         ValueError: empty id, no columns, or duplicate column names after
@@ -82,6 +86,7 @@ class Table:
     description: str | None = None
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     name: str | None = None
+    source: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -96,6 +101,8 @@ class Table:
         _check_unique_columns(self.id, columns)
         if self.name is None:
             self.name = self.id
+        if self.source is not None and not isinstance(self.source, str):
+            raise ValueError(f"Table {self.id!r}: source must be a string or None, got {type(self.source).__name__}")
 
     @property
     def columns(self) -> list[str]:
@@ -120,6 +127,15 @@ class Table:
         if rows is not None:
             frame = frame.iloc[rows]
         return [[cell_text(v) for v in record] for record in frame.itertuples(index=False, name=None)]
+
+
+def same_source(a: str | None, b: str | None) -> bool:
+    """Whether two tables' provenances allow in-source join rules: equal, or either unknown.
+
+    An unknown source (``None``) is the paper's unified pool: nothing says the
+    tables come from different places, so nothing is held against their joins.
+    """
+    return a is None or b is None or a == b
 
 
 def _check_unique_columns(table_id: str, columns: list[str]) -> None:

@@ -52,7 +52,8 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert {"bench", "method", "n_tables", "n_units", "index_seconds", "query_latency_ms", "metrics"} <= set(result)
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1hop", "3hop", "multi"}
-    assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2"}
+    slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
+    assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0
     assert "R@1" in capsys.readouterr().out
@@ -79,10 +80,18 @@ def test_query_json_lists_tables_with_scores(bench, tmp_path, capsys):
 def test_joins_scores_discovery_against_declared_keys(bench, tmp_path):
     out = tmp_path / "joins.json"
     assert main(["joins", str(bench), "--json", str(out)]) == 0
-    result = json.loads(out.read_text())
-    assert {"table_pairs", "column_pairs", "selected", "seconds"} <= set(result)
-    assert result["table_pairs"]["n_gold"] == 2
-    assert result["table_pairs"]["recall"] == 1.0
+    with_provenance, unified = json.loads(out.read_text())
+    assert (with_provenance["provenance"], unified["provenance"]) == (True, False)
+    for result in (with_provenance, unified):
+        assert {"table_pairs", "column_pairs", "selected", "seconds"} <= set(result)
+        assert result["table_pairs"]["n_gold"] == 2
+        assert result["table_pairs"]["recall"] == 1.0
+
+
+def test_joins_without_provenance_scores_only_the_unified_pool(bench, tmp_path):
+    out = tmp_path / "joins.json"
+    assert main(["joins", str(bench), "--no-provenance", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["provenance"] is False
 
 
 def test_bad_benchmark_folder_is_a_clear_error(tmp_path, capsys):

@@ -198,11 +198,15 @@ class QueryGenerator(ABC):
         model_name: Identifies the model; part of the cache key.
         prompt_version: Version of the prompts or rules; part of the cache key.
         max_rows: Rows shown per table; the rows shown are part of the cache key.
+        cost_per_path: What one path request costs (LLM calls); ``0`` means free,
+            and a free generator gets every candidate path by default
+            (:func:`~llama_index_pearl.joins.selection.resolve_budget`).
     """
 
     model_name: str = "unknown"
     prompt_version: str = "0"
     max_rows: int = 10
+    cost_per_path: float = 1.0
 
     @abstractmethod
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:

@@ -148,6 +148,7 @@ class HeuristicQueryGenerator(QueryGenerator):
     """
 
     prompt_version = HEURISTIC_VERSION
+    cost_per_path = 0.0  # no LLM call: every candidate path is worth indexing
 
     def __init__(self, n_single: int = 2, seed: int = 0, max_rows: int = 10) -> None:
         self.n_single = n_single

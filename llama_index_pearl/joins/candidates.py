@@ -23,7 +23,7 @@ from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSI
 from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, table_name_tokens
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
-from llama_index_pearl.table import Table, normalize_column_name
+from llama_index_pearl.table import Table, normalize_column_name, same_source
 
 __all__ = [
     "FLAT_LIMIT",
@@ -112,13 +112,15 @@ def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> No
         pairs: Accumulator, updated in place.
     """
     by_table: dict[str, list[int]] = defaultdict(list)
-    by_name: dict[str, list[int]] = defaultdict(list)
+    # Identical names pair up within a source only: across sources a shared name is no evidence
+    # (each database has its own customer_id), and the value index finds the real cross-source links.
+    by_name: dict[tuple[str | None, str], list[int]] = defaultdict(list)
     for i, p in enumerate(profiles):
         if p.joinable:
             by_table[p.table_id].append(i)
-            by_name[p.norm_name].append(i)
+            by_name[(p.source, p.norm_name)].append(i)
 
-    for name, members in by_name.items():
+    for (_, name), members in by_name.items():
         if len(members) < 2 or set(name.split("_")) <= GENERIC_TOKENS:
             continue
         keys = [i for i in members if profiles[i].key_like]
@@ -160,6 +162,9 @@ def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> No
         if len(core) == 1 and core[0] not in table_index:
             for table_id in prefix_index.get(core[0], ()):
                 matches.setdefault(table_id, (0.85, core))
+        home = {t: m for t, m in matches.items() if t != p.table_id and profiles[by_table[t][0]].source == p.source}
+        if home:  # a reference resolves inside its own source when that source has the table
+            matches = home
         for table_id, (worth, span) in matches.items():
             if table_id == p.table_id:
                 continue
@@ -278,20 +283,37 @@ class CandidateEdge:
         return self.left_table, self.right_table
 
 
-def score_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> list[CandidateEdge]:
+def score_candidates(
+    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
+) -> list[CandidateEdge]:
     """Score every candidate pair once; drop value-only pairs below the P_V cut-off.
 
     Args:
         profiles: All column profiles (embedded).
         pairs: Candidates from the generators.
+        cross_source_joins: Pairs of columns from two different sources (declared keys
+            excepted): ``"evidence"`` keeps those that pass
+            :func:`~llama_index_pearl.joins.scoring.cross_source_evidence`,
+            ``"never"`` drops them all, ``"always"`` scores them like any pair.
 
     Returns:
         Scored edges, strongest first.
     """
+    if cross_source_joins not in scoring.CROSS_SOURCE_POLICIES:
+        raise ValueError(
+            f"cross_source_joins must be one of {scoring.CROSS_SOURCE_POLICIES}, got {cross_source_joins!r}"
+        )
     edges = []
     for (i, j), sig in pairs.items():
         a, b = profiles[i], profiles[j]
         jac, c_ab, c_ba, shared = scoring.value_overlap(a, b)
+        if (
+            cross_source_joins != "always"
+            and sig.pattern != "declared"
+            and not same_source(a.source, b.source)
+            and (cross_source_joins == "never" or not scoring.cross_source_evidence(a, b, c_ab, c_ba, shared))
+        ):
+            continue
         compatible = scoring.types_compatible(a, b)
         pattern, referencing = sig.pattern, sig.referencing
         direction = scoring.inclusion_anchor(a, b, c_ab, c_ba, shared)

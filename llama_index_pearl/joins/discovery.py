@@ -27,7 +27,16 @@ A mixed 3-hop path is explicit when its middle table is a *structural bridge*:
 the middle table's column on the implicit hop is itself a key-like column or a
 column of one of its explicit joins. The budget K (default floor(|C|/2), as in
 the paper) applies to each pool separately, since the paper runs the lazy
-greedy independently on both; pass ``budget`` to change it.
+greedy independently on both; pass ``budget`` to change it. ``budget=None``
+selects every candidate path, ranked (the build resolves the default from the
+generator's cost: :func:`~llama_index_pearl.joins.selection.resolve_budget`).
+
+Provenance: columns of two different sources (``Table.source``) join only on
+value evidence (``cross_source_joins="evidence"``, see
+:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`). On a pool of
+159 pooled databases, 1,275 of 1,338 false explicit table pairs joined two
+different databases through same-named 1..n keys; inside one database,
+precision was about 0.9.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from llama_index_pearl.joins.candidates import CandidateEdge
 from llama_index_pearl.joins.graph import build_join_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, embed_profiles, profile_tables
-from llama_index_pearl.joins.selection import default_budget, lazy_greedy
+from llama_index_pearl.joins.selection import lazy_greedy
 from llama_index_pearl.models import resolve_embed_model
 from llama_index_pearl.table import Table
 
@@ -186,6 +195,7 @@ def discover_join_paths(
     tau_2h: float = TAU_2H,
     tau_3h: float = TAU_3H,
     use_declared: bool = True,
+    cross_source_joins: str = "evidence",
     show_progress: bool = False,
 ) -> JoinDiscovery:
     """Discover and select join paths over a table corpus (PEARL offline step 1).
@@ -193,11 +203,13 @@ def discover_join_paths(
     Args:
         tables: The corpus.
         embed_model: Embedding model for names and values; ``None`` resolves the default (MiniLM).
-        budget: Paths selected per pool (K); default floor(|C| / 2).
+        budget: Paths selected per pool (K); ``None``: every candidate path, ranked.
         lambda_div: Weight of newly covered tables in the selection gain.
         tau_2h: Minimum f of a 2-hop path.
         tau_3h: Minimum f of each hop of a 3-hop path (should exceed ``tau_2h``).
         use_declared: Add ``Table.foreign_keys`` as explicit edges.
+        cross_source_joins: ``"evidence"`` (joins across two sources need value evidence),
+            ``"never"`` or ``"always"`` (provenance ignored).
         show_progress: Show embedding progress bars.
 
     Returns:
@@ -208,7 +220,9 @@ def discover_join_paths(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _discover(tables, embed_model, budget, lambda_div, tau_2h, tau_3h, use_declared, show_progress)
+        return _discover(
+            tables, embed_model, budget, lambda_div, tau_2h, tau_3h, use_declared, cross_source_joins, show_progress
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -222,6 +236,7 @@ def _discover(
     tau_2h: float,
     tau_3h: float,
     use_declared: bool,
+    cross_source_joins: str,
     show_progress: bool,
 ) -> JoinDiscovery:
     seconds: dict[str, float] = {}
@@ -235,7 +250,7 @@ def _discover(
     seconds["embed"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    edges, tau_sim = _candidate_edges(tables, profiles, use_declared)
+    edges, tau_sim = _candidate_edges(tables, profiles, use_declared, cross_source_joins)
     seconds["candidates"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -245,8 +260,7 @@ def _discover(
     seconds["paths"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    k = default_budget(len(tables)) if budget is None else budget
-    selected = lazy_greedy(explicit, k, lambda_div) + lazy_greedy(implicit, k, lambda_div)
+    selected = lazy_greedy(explicit, budget, lambda_div) + lazy_greedy(implicit, budget, lambda_div)
     kept = [e for e in edges if e.score >= tau_2h or e.declared]
     graph = build_join_graph([t.id for t in tables], kept, selected)
     seconds["select"] = time.perf_counter() - t0
@@ -281,6 +295,7 @@ def _candidate_edges(
     tables: Sequence[Table],
     profiles: list[ColumnProfile],
     use_declared: bool,
+    cross_source_joins: str = "evidence",
     touching: Collection[str] | None = None,
 ) -> tuple[list[CandidateEdge], float]:
     """Generate and score candidate edges; with ``touching``, only pairs with a column of those tables.
@@ -306,4 +321,4 @@ def _candidate_edges(
         }
     if skipped:
         logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
-    return cand.keep_best_parents(cand.score_candidates(profiles, pairs)), tau_sim
+    return cand.keep_best_parents(cand.score_candidates(profiles, pairs, cross_source_joins)), tau_sim

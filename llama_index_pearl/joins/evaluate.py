@@ -60,6 +60,16 @@ def _gold(bench_dir: Path) -> tuple[set[Pair], set[Pair]]:
     return tables, columns
 
 
+def _sources(bench_dir: Path) -> dict[str, str]:
+    """Table id -> ``db`` from ``tables_meta.jsonl`` (empty when the file is absent)."""
+    path = bench_dir / "tables_meta.jsonl"
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return {str(r["id"]): str(r["db"]) for r in rows if r.get("db")}
+
+
 def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair], set[Pair]]:
     tables, columns = set(), set()
     for lt, lc, rt, rc in column_pairs:
@@ -69,7 +79,13 @@ def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair]
 
 
 def evaluate_join_discovery(
-    bench_dir: Path, embed_model: BaseEmbedding | None = None, use_declared: bool = False
+    bench_dir: Path,
+    embed_model: BaseEmbedding | None = None,
+    use_declared: bool = False,
+    *,
+    provenance: bool = True,
+    cross_source_joins: str = "evidence",
+    budget: int | None = None,
 ) -> dict[str, Any]:
     """Discover joins over a benchmark's tables and score them against its declared FKs.
 
@@ -77,6 +93,10 @@ def evaluate_join_discovery(
         bench_dir: Folder with ``tables/*.csv`` and ``joins.jsonl``.
         embed_model: Embedding model; ``None`` resolves the default (MiniLM).
         use_declared: Use declared FKs of the loaded tables (CSV tables declare none).
+        provenance: Give each table its ``db`` from ``tables_meta.jsonl`` as source;
+            ``False``: the paper's unified pool.
+        cross_source_joins: As in :func:`~llama_index_pearl.joins.discovery.discover_join_paths`.
+        budget: Paths per pool; ``None``: every candidate path (the heuristic build's default).
 
     Returns:
         JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges with
@@ -89,7 +109,12 @@ def evaluate_join_discovery(
     bench_dir = Path(bench_dir)
     start = time.perf_counter()
     tables = load_tables(bench_dir / "tables")
-    result = discover_join_paths(tables, embed_model, use_declared=use_declared)
+    sources = _sources(bench_dir) if provenance else {}
+    for table in tables:
+        table.source = sources.get(table.id)
+    result = discover_join_paths(
+        tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
+    )
     seconds = time.perf_counter() - start
     gold_tables, gold_columns = _gold(bench_dir)
 
@@ -105,6 +130,8 @@ def evaluate_join_discovery(
     )
     return {
         "bench": bench_dir.name,
+        "provenance": provenance,
+        "cross_source_joins": cross_source_joins,
         "n_tables": len(tables),
         "table_pairs": prf(explicit_t, gold_tables),
         "column_pairs": prf(explicit_c, gold_columns),
@@ -140,7 +167,12 @@ def format_join_report(result: dict[str, Any]) -> str:
         ("selected explicit, table pairs", result["selected"]["explicit_table_pairs"]),
         ("implicit edges, table pairs", result["implicit_table_pairs"]),
     ]
-    lines = [f"{'':30} {'P':>6} {'R':>6} {'F1':>6} {'pred':>5} {'gold':>5}"]
+    setting = "provenance" if result.get("provenance", True) else "no provenance (unified pool)"
+    lines = [
+        f"{result['bench']}: {result['n_tables']} tables, {setting}, "
+        f"cross_source_joins={result.get('cross_source_joins', 'evidence')}",
+        f"{'':30} {'P':>6} {'R':>6} {'F1':>6} {'pred':>5} {'gold':>5}",
+    ]
     for label, m in rows:
         lines.append(
             f"{label:30} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"

@@ -23,7 +23,7 @@ from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, _ca
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import embed_profiles, profile_tables
-from llama_index_pearl.joins.selection import default_budget, lazy_greedy
+from llama_index_pearl.joins.selection import lazy_greedy
 from llama_index_pearl.models import resolve_embed_model
 from llama_index_pearl.table import Table
 
@@ -41,6 +41,7 @@ def extend_join_paths(
     tau_2h: float = TAU_2H,
     tau_3h: float = TAU_3H,
     use_declared: bool = True,
+    cross_source_joins: str = "evidence",
     show_progress: bool = False,
 ) -> JoinDiscovery:
     """Discover join paths that involve newly added tables, keeping the existing ones.
@@ -50,12 +51,13 @@ def extend_join_paths(
         graph: The existing join graph (from :func:`build_join_graph`), over the existing tables.
         new_ids: Ids of the added tables.
         embed_model: Encoder for column names and values; ``None`` resolves the default.
-        budget: Paths per pool after the insert (K); default floor(|C| / 2) of the whole corpus.
+        budget: Paths per pool after the insert (K); ``None``: every candidate path.
             New paths fill what the existing paths of the pool leave.
         lambda_div: Weight of newly covered tables in the selection gain.
         tau_2h: Minimum f of a 2-hop path.
         tau_3h: Minimum f of each hop of a 3-hop path.
         use_declared: Add ``Table.foreign_keys`` as explicit edges.
+        cross_source_joins: As in :func:`~llama_index_pearl.joins.discovery.discover_join_paths`.
         show_progress: Show embedding progress bars.
 
     Returns:
@@ -82,7 +84,7 @@ def extend_join_paths(
             embed_profiles([p for p in profiles if p.joinable], resolve_embed_model(embed_model), show_progress)
         seconds["profile"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        new_edges, tau_sim = _candidate_edges(tables, profiles, use_declared, touching=new)
+        new_edges, tau_sim = _candidate_edges(tables, profiles, use_declared, cross_source_joins, touching=new)
         seconds["candidates"] = time.perf_counter() - t0
     finally:
         if gc_was_enabled:
@@ -99,7 +101,6 @@ def extend_join_paths(
     seconds["paths"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    k = default_budget(len(tables)) if budget is None else budget
     selected: list[JoinPath] = []
     counts: dict[str, int] = {}
     for kind in (JoinKind.EXPLICIT, JoinKind.IMPLICIT):
@@ -107,7 +108,8 @@ def extend_join_paths(
         candidates = [p for p in pool if p.kind is kind]
         counts[kind.value] = len(candidates)
         covered = {t for p in existing for t in p.tables}
-        selected += lazy_greedy(candidates, max(0, k - len(existing)), lambda_div, covered=covered)
+        left = None if budget is None else max(0, budget - len(existing))
+        selected += lazy_greedy(candidates, left, lambda_div, covered=covered)
     kept = [e for e in new_edges if e.score >= tau_2h or e.declared]
     merged = build_join_graph([t.id for t in tables], old_edges + kept, old_paths + selected)
     seconds["select"] = time.perf_counter() - t0

@@ -51,6 +51,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+_CODED = re.compile(r"^(\D+?)(\d+)$")
 _DATE = re.compile(r"^\d{4}[-/]\d{1,2}[-/]\d{1,2}|^\d{1,2}[-/]\d{1,2}[-/]\d{2,4}")
 
 
@@ -68,7 +69,7 @@ def name_tokens(name: str) -> tuple[str, ...]:
 
 
 def table_name_tokens(table_id: str) -> tuple[str, ...]:
-    """Tokens of a table's own name: the part after the last ``__`` (a ``db__`` namespace prefix is dropped).
+    """Tokens of a table's own name: the part after the last ``__`` or ``/`` (a ``db__`` or folder prefix is dropped).
 
     Args:
         table_id: The table id, e.g. ``"concert_singer__singer_in_concert"``.
@@ -76,7 +77,7 @@ def table_name_tokens(table_id: str) -> tuple[str, ...]:
     Returns:
         Tokens of the bare table name, e.g. ``("singer", "in", "concert")``.
     """
-    return name_tokens(table_id.rsplit("__", 1)[-1])
+    return name_tokens(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
 
 
 @dataclass
@@ -93,9 +94,11 @@ class ColumnProfile:
         sample: Bottom-k sample of distinct values: ``{value: crc32}``.
         threshold: Largest hash kept when the sample is truncated, else ``None`` (sample is the full set).
         examples: Up to 5 values for the value embedding.
-        int_range: ``(min, max)`` of an int column's values, else ``None``.
+        int_range: ``(min, max)`` of an int column's values, or of the counter of a
+            prefixed code column (``ord-0001`` .. ``ord-0950``: a 1..n id in disguise), else ``None``.
         name_vec: Unit-norm name embedding (set by :func:`embed_profiles`).
         value_vec: Unit-norm mean value embedding (set by :func:`embed_profiles`).
+        source: Provenance of the owning table (``Table.source``; ``None``: unknown).
     """
 
     table_id: str
@@ -110,6 +113,7 @@ class ColumnProfile:
     int_range: tuple[int, int] | None = None
     name_vec: np.ndarray | None = field(default=None, repr=False)
     value_vec: np.ndarray | None = field(default=None, repr=False)
+    source: str | None = None
 
     @cached_property
     def value_set(self) -> frozenset[str]:
@@ -175,8 +179,23 @@ def _infer_type(values: Sequence[str]) -> str:
     return "text"
 
 
+def _counter_range(values: Sequence[str]) -> tuple[int, int] | None:
+    """Range of the number in values that are one fixed prefix plus a counter, else ``None``."""
+    prefix = None
+    low, high = None, None
+    for value in values:
+        match = _CODED.match(value)
+        if match is None or (prefix is not None and match.group(1) != prefix):
+            return None
+        prefix = match.group(1)
+        number = int(match.group(2))
+        low = number if low is None else min(low, number)
+        high = number if high is None else max(high, number)
+    return None if low is None or high is None else (low, high)
+
+
 def profile_column(
-    table_id: str, column: str, cells: Sequence[object], sample_size: int = SAMPLE_SIZE
+    table_id: str, column: str, cells: Sequence[object], sample_size: int = SAMPLE_SIZE, source: str | None = None
 ) -> ColumnProfile:
     """Profile one column from its cells.
 
@@ -185,6 +204,7 @@ def profile_column(
         column: Column name.
         cells: The column's cells (any type; CSV cells are strings).
         sample_size: How many distinct values the bottom-k sample keeps.
+        source: Provenance of the owning table.
 
     Returns:
         The column's :class:`ColumnProfile` (embeddings not yet set).
@@ -207,6 +227,8 @@ def profile_column(
     if dtype == "int":
         ints = [int(v) for v in distinct]
         int_range = (min(ints), max(ints))
+    elif dtype == "text" and distinct:
+        int_range = _counter_range(distinct)
     return ColumnProfile(
         table_id=table_id,
         column=column,
@@ -218,6 +240,7 @@ def profile_column(
         threshold=threshold,
         examples=list(distinct)[:EMBED_VALUES],
         int_range=int_range,
+        source=source,
     )
 
 
@@ -236,7 +259,7 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
         frame = table.df if len(table.df) <= MAX_ROWS else table.df.iloc[:MAX_ROWS]
         # One conversion per table: per-column Series access costs more than the profiling itself.
         for column, cells in zip(table.columns, frame.to_numpy(dtype=object).T.tolist(), strict=False):
-            profiles.append(profile_column(table.id, column, cells, sample_size))
+            profiles.append(profile_column(table.id, column, cells, sample_size, table.source))
     return profiles
 
 

@@ -16,6 +16,10 @@ so every weight below can be checked by a unit test without a model.
   :func:`coincidental_overlap` flags it, and an edge without a structural anchor
   then gets ``S_ovlp = 0``. On spider, such pairs across unrelated databases
   were most of the implicit pool before this rule.
+* Columns of two *different* sources (``Table.source``: databases, schemas,
+  sub-folders) join only on value evidence that chance does not explain
+  (:func:`cross_source_evidence`): names are no evidence there, since every
+  database has its own ``customer_id`` counting 1..n.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ import numpy as np
 from llama_index_pearl.joins.profiles import ColumnProfile
 
 __all__ = [
+    "CROSS_SOURCE_MIN_CONTAINMENT",
+    "CROSS_SOURCE_POLICIES",
     "INCLUSION_MIN_CONTAINMENT",
     "PATTERN_STRENGTH",
     "coincidental_overlap",
+    "cross_source_evidence",
     "explicit_score",
     "implicit_score",
     "inclusion_anchor",
@@ -52,6 +59,11 @@ INCLUSION_MIN_CONTAINMENT = 0.9
 INCLUSION_MIN_SHARED = 3
 SMALL_UNIVERSE_FACTOR = 4  # an int span under 4x the distinct values of both columns is "small"
 FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or categories
+# A cross-source link is a reference: most of the referencing side's values resolve to the key on the
+# other side. Two independent samples of a large domain (names, cities) resolve far fewer; a real
+# natural-key link (emails of subscribers among customers, ISO codes) resolves nearly all.
+CROSS_SOURCE_MIN_CONTAINMENT = 0.5
+CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
 
 _JOINABLE_TYPES = {
     ("int", "int"),
@@ -203,3 +215,28 @@ def coincidental_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
         return False
     span = max(a.int_range[1], b.int_range[1]) - min(a.int_range[0], b.int_range[0]) + 1
     return span <= SMALL_UNIVERSE_FACTOR * (a.n_distinct + b.n_distinct)
+
+
+def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: float, shared: int) -> bool:
+    """Whether two columns of different sources share entities, judged on values alone.
+
+    Names say nothing across sources (every database has its ``customer_id``), so
+    the values must: the overlap must not be what chance gives (dense 1..n ids,
+    prefixed counters such as ``ORD-0001``, tiny domains, dates), at least
+    ``INCLUSION_MIN_SHARED`` values must be shared, and one side must be a key
+    that holds at least ``CROSS_SOURCE_MIN_CONTAINMENT`` of the other side's values.
+
+    Args:
+        a: One column's profile.
+        b: The other's (of another source).
+        c_ab: Containment of ``a``'s values in ``b``'s.
+        c_ba: Containment of ``b``'s values in ``a``'s.
+        shared: Shared sampled values.
+    """
+    if not types_compatible(a, b) or "date" in (a.dtype, b.dtype) or shared < INCLUSION_MIN_SHARED:
+        return False
+    if a.sequential or b.sequential or coincidental_overlap(a, b):
+        return False
+    return (b.key_like and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
+        a.key_like and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
+    )

@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
-__all__ = ["default_budget", "lazy_greedy"]
+__all__ = ["default_budget", "lazy_greedy", "resolve_budget"]
 
 P = TypeVar("P")
 
@@ -27,9 +27,36 @@ def default_budget(n_tables: int) -> int:
     return max(1, n_tables // 2)
 
 
+def resolve_budget(budget: int | None, n_tables: int, cost_per_path: float) -> int | None:
+    """Paths per pool a build selects: the budget follows what a path costs.
+
+    A free generator (the heuristic: no LLM call) indexes every candidate path;
+    measured with the heuristic, indexing all of them instead of floor(|C|/2) per pool
+    gave +3.5 R@2 on spider and +5 to +7 on two pools never used for tuning. A paid
+    generator (an LLM) gets the paper's cost cap floor(|C|/2), which
+    ``PearlTableIndex.estimate_cost`` shows before anything is spent.
+
+    Args:
+        budget: The user's budget (wins when given).
+        n_tables: Tables in the corpus.
+        cost_per_path: The generator's cost of one path (``QueryGenerator.cost_per_path``).
+
+    Returns:
+        Paths per pool, or ``None`` for no cap.
+
+    Raises:
+        ValueError: A negative budget.
+    """
+    if budget is not None:
+        if budget < 0:
+            raise ValueError(f"budget must be >= 0 paths per pool, got {budget}")
+        return budget
+    return None if cost_per_path <= 0 else default_budget(n_tables)
+
+
 def lazy_greedy(
     candidates: Sequence[P],
-    budget: int,
+    budget: int | None,
     lambda_div: float = 0.1,
     *,
     score: Callable[[P], float] = lambda p: p.score,  # type: ignore[attr-defined]
@@ -42,7 +69,7 @@ def lazy_greedy(
 
     Args:
         candidates: Paths (anything with a score and a set of tables).
-        budget: Maximum number of picks (K).
+        budget: Maximum number of picks (K); ``None`` ranks every candidate.
         lambda_div: Weight of newly covered tables.
         score: Base score f(p) of a candidate.
         tables: Tables a candidate covers.
@@ -52,6 +79,8 @@ def lazy_greedy(
     Returns:
         The selected candidates in selection order.
     """
+    if budget is None:
+        budget = len(candidates)
     if budget <= 0 or not candidates:
         return []
     covers = [frozenset(tables(p)) for p in candidates]
