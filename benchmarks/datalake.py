@@ -8,6 +8,11 @@ or an opaque ``client_ref``-style name that only the values give away. Every
 table is padded to ~10 columns with free text, floats, dates, categories and
 decoys (small ints, ``<entity>_no`` counters) that overlap each other by chance.
 
+:func:`generate_multisource_lake` builds the other kind of lake: many sources
+(databases) with the *same* schema, so table and column names repeat across
+sources and every source counts its ids 1..n, plus real cross-source links
+through natural keys (emails, ISBNs, country codes) to shared reference sources.
+
 ``HashingEmbedding`` is a fast deterministic stand-in for a sentence encoder
 (character trigrams hashed into 64 dimensions), so that embedding is not what
 the scale benchmark measures.
@@ -24,7 +29,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.table import Table
 
-__all__ = ["HashingEmbedding", "PlantedKey", "generate_datalake"]
+__all__ = ["HashingEmbedding", "PlantedKey", "generate_datalake", "generate_multisource_lake"]
 
 _CONSONANTS = list("bdfgklmnprstvz")
 _VOWELS = list("aeiou")
@@ -177,4 +182,111 @@ def generate_datalake(
             col = col if col not in data else f"{col}_{len(data)}"
             data[col] = values
         tables.append(Table(id=name, df=pd.DataFrame(data)))
+    return tables, planted
+
+
+_COUNTRIES = [
+    "US", "FR", "DE", "JP", "GB", "IT", "ES", "CA", "BR", "MX", "IN", "CN", "KR", "AU", "NL", "SE", "NO", "DK",
+    "FI", "PL", "PT", "IE", "BE", "AT", "CH", "CZ", "GR", "TR", "AR", "CL", "CO", "PE", "ZA", "EG", "NG", "KE",
+]  # fmt: skip
+
+
+def _emails(n: int, rng: np.random.Generator) -> list[str]:
+    people = {
+        f"{a}.{b}{int(rng.integers(1, 99))}@example.org"
+        for a, b in zip(rng.choice(_WORDS, 4 * n), rng.choice(_entity_names(60, rng), 4 * n), strict=True)
+    }
+    return sorted(people)[:n]
+
+
+def _source_tables(
+    source: str, people: list[str], isbns: list[str], rng: np.random.Generator, rows: int
+) -> tuple[list[Table], list[PlantedKey]]:
+    """One source: customers, products, orders, reviews with dense 1..n ids and the usual names."""
+    n_customers, n_products = rows, max(8, rows // 2)
+    sells_books = bool(rng.integers(0, 2))
+    customers = pd.DataFrame({
+        "customer_id": [str(i) for i in range(1, n_customers + 1)],
+        "name": [f"{a} {b}" for a, b in zip(*rng.choice(_WORDS, (2, n_customers)), strict=True)],
+        "email": list(rng.choice(people, n_customers, replace=False)),
+        "country_code": list(rng.choice(_COUNTRIES[: int(rng.integers(8, len(_COUNTRIES)))], n_customers)),
+    })  # fmt: skip
+    products = pd.DataFrame({
+        "product_id": [str(i) for i in range(1, n_products + 1)],
+        "title": [f"{a} {b}" for a, b in zip(*rng.choice(_WORDS, (2, n_products)), strict=True)],
+        "price": [f"{v:.2f}" for v in rng.uniform(2, 90, n_products)],
+    })  # fmt: skip
+    if sells_books:
+        products["isbn"] = list(rng.choice(isbns, n_products, replace=False))
+    n_orders = 2 * rows
+    orders = pd.DataFrame({
+        "order_id": [str(i) for i in range(1, n_orders + 1)],
+        "customer_id": [str(v) for v in rng.integers(1, n_customers + 1, n_orders)],
+        "product_id": [str(v) for v in rng.integers(1, n_products + 1, n_orders)],
+        "quantity": [str(v) for v in rng.integers(1, 9, n_orders)],
+    })  # fmt: skip
+    n_reviews = rows
+    reviews = pd.DataFrame({
+        "review_id": [str(i) for i in range(1, n_reviews + 1)],
+        "product_id": [str(v) for v in rng.integers(1, n_products + 1, n_reviews)],
+        "customer_id": [str(v) for v in rng.integers(1, n_customers + 1, n_reviews)],
+        "rating": [str(v) for v in rng.integers(1, 6, n_reviews)],
+    })  # fmt: skip
+    frames = {"customers": customers, "products": products, "orders": orders, "reviews": reviews}
+    tables = [Table(id=f"{source}__{name}", df=df, name=name, source=source) for name, df in frames.items()]
+    keys = [
+        PlantedKey(f"{source}__orders", "customer_id", f"{source}__customers", "customer_id"),
+        PlantedKey(f"{source}__orders", "product_id", f"{source}__products", "product_id"),
+        PlantedKey(f"{source}__reviews", "customer_id", f"{source}__customers", "customer_id"),
+        PlantedKey(f"{source}__reviews", "product_id", f"{source}__products", "product_id"),
+        PlantedKey(f"{source}__customers", "email", "mdm__people", "person_email"),
+        PlantedKey(f"{source}__customers", "country_code", "reference__countries", "iso_code"),
+    ]
+    if sells_books:
+        keys.append(PlantedKey(f"{source}__products", "isbn", "catalog__books", "isbn_13"))
+    return tables, keys
+
+
+def generate_multisource_lake(
+    n_sources: int = 12, seed: int = 0, rows: int = 120
+) -> tuple[list[Table], list[PlantedKey]]:
+    """Sources with identical schemas and 1..n ids, linked only through natural keys.
+
+    Each source holds ``customers``, ``products``, ``orders`` and ``reviews`` (ids
+    ``<source>__<table>``, ``Table.source`` set): the same column names and dense
+    1..n integer ids in every source, so same-named keys of two sources overlap
+    by chance. Three shared sources hold what the others really reference: ``mdm``
+    (``people.person_email``: every customer email), ``catalog``
+    (``books.isbn_13``: the ISBNs of sources that sell books) and ``reference``
+    (``countries.iso_code``).
+
+    Args:
+        n_sources: Operational sources (each with 4 tables).
+        seed: Random seed.
+        rows: Customers per source (orders: twice as many).
+
+    Returns:
+        The tables and the planted keys: in-source foreign keys and cross-source natural-key links.
+    """
+    rng = np.random.default_rng(seed)
+    people = _emails(max(n_sources * rows, 500), rng)
+    isbns = sorted({f"978{int(v):010d}" for v in rng.choice(10**10, 3000, replace=False)})
+    tables: list[Table] = []
+    planted: list[PlantedKey] = []
+    for s in range(n_sources):
+        source_tables, keys = _source_tables(f"shop{s:02d}", people, isbns, rng, rows)
+        tables += source_tables
+        planted += keys
+    tables.append(Table(
+        id="mdm__people", name="people", source="mdm",
+        df=pd.DataFrame({"person_email": people, "full_name": [p.split("@")[0].replace(".", " ") for p in people]}),
+    ))  # fmt: skip
+    tables.append(Table(
+        id="catalog__books", name="books", source="catalog",
+        df=pd.DataFrame({"isbn_13": isbns, "book_title": [f"{w} book" for w in rng.choice(_WORDS, len(isbns))]}),
+    ))  # fmt: skip
+    tables.append(Table(
+        id="reference__countries", name="countries", source="reference",
+        df=pd.DataFrame({"iso_code": _COUNTRIES, "country_name": [f"country {c}" for c in _COUNTRIES]}),
+    ))  # fmt: skip
     return tables, planted

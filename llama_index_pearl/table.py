@@ -47,7 +47,7 @@ def cell_text(value: Any) -> str:
             return ""
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        return repr(value)
+        return repr(float(value))  # numpy floats are floats, but repr() of one reads "np.float64(0.5)"
     if value is pd.NaT:
         return ""
     try:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llama_index_pearl.joins.selection import default_budget, lazy_greedy
+from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,22 @@ def test_lazy_greedy_reaches_the_same_total_gain_as_the_naive_greedy(raw, budget
     lazy, naive = lazy_greedy(cands, budget, lam), naive_greedy(cands, budget, lam)
     assert len(lazy) == len(naive)
     assert abs(gains(lazy, lam) - gains(naive, lam)) < 1e-6
+
+
+def test_a_free_generator_gets_every_candidate_path():
+    assert resolve_budget(None, n_tables=80, cost_per_path=0.0) is None
+
+
+def test_a_paid_generator_gets_the_papers_half_of_the_tables_per_pool():
+    assert resolve_budget(None, n_tables=81, cost_per_path=1.0) == 40
+
+
+def test_a_budget_the_user_gives_wins_and_a_negative_one_is_rejected():
+    assert resolve_budget(7, n_tables=81, cost_per_path=0.0) == 7
+    with pytest.raises(ValueError, match="budget must be >= 0"):
+        resolve_budget(-1, n_tables=81, cost_per_path=1.0)
+
+
+def test_no_budget_ranks_every_candidate():
+    cands = [Cand("a", 0.5, ("x", "y")), Cand("b", 0.9, ("y", "z"))]
+    assert [c.name for c in lazy_greedy(cands, None)] == ["b", "a"]

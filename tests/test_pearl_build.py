@@ -111,3 +111,18 @@ def test_random_query_mode_questions_every_table_and_skips_join_discovery(chain_
     assert set(kinds) == {"original", "single_hop"}
     assert {u.metadata["table_ids"][0] for u in index.units if u.metadata["kind"] == "single_hop"} == set(chain_tables)
     assert "discovery" not in index.report.seconds and index.join_graph.number_of_edges() == 0
+
+
+def test_heuristic_build_indexes_every_candidate_path_by_default(chain_tables, hashing_embedding):
+    everything = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding)
+    capped = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, budget=1)
+    assert everything.report.n_paths > capped.report.n_paths
+
+
+def test_llm_build_defaults_to_half_the_tables_per_pool_and_says_so_before_spending(chain_tables, hashing_embedding):
+    with FakeOpenAIServer() as server:
+        estimate = PearlTableIndex.estimate_cost(chain_tables, embed_model=hashing_embedding, llm=_llm(server))
+        free = PearlTableIndex.estimate_cost(chain_tables, embed_model=hashing_embedding)
+        assert server.requests == []
+    assert estimate["paths"] <= 2  # floor(3 / 2) = 1 per pool, explicit and implicit
+    assert free["paths"] > estimate["paths"]

@@ -25,11 +25,12 @@ from llama_index_pearl.generation.base import (
 )
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
+from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.table import Table, cell_text
 
 __all__ = ["HEURISTIC_VERSION", "ColumnProfile", "HeuristicQueryGenerator", "humanize", "profile_columns"]
 
-HEURISTIC_VERSION = "heuristic-2"
+HEURISTIC_VERSION = "heuristic-3"
 PROFILE_ROWS = 500
 _NAME_HINTS = {
     "name", "title", "label", "city", "country", "nation", "nationality", "place", "location", "state",
@@ -204,7 +205,7 @@ class HeuristicQueryGenerator(QueryGenerator):
         return GeneratedQuery(_explicit_question(path, tables, columns, anchor), columns)
 
     def _single_queries(self, table: Table, rows: list[int], n: int, rng: random.Random) -> list[GeneratedQuery]:
-        entity = humanize(table.name or table.id)
+        entity = _entity(table)
         ranked = _ranked(table)
         numeric = [p.name for p in ranked if p.text_ratio < 0.2 and not p.id_like]
         queries: list[GeneratedQuery] = []
@@ -228,8 +229,9 @@ class HeuristicQueryGenerator(QueryGenerator):
                 question = f"Which {entity} has the highest {humanize(numeric[0])}, and what is its {humanize(column)}?"
                 cols = [column, numeric[0], *targets]
             elif targets:
-                wanted = _join([humanize(t) for t in targets])
-                question = f"What is the {wanted} of the {_anchor_phrase(entity, column, value)}?"
+                question = (
+                    f"{_what([_attribute(entity, t) for t in targets])} of the {_anchor_phrase(entity, column, value)}?"
+                )
             else:
                 question = f"Which {entity} is {value}?"
             for p in ranked:
@@ -241,14 +243,35 @@ class HeuristicQueryGenerator(QueryGenerator):
         return queries
 
 
+def _singular_phrase(text: str) -> str:
+    """The phrase with its last (head) word in the singular: "music festivals" -> "music festival"."""
+    words = text.split()
+    return " ".join([*words[:-1], singular(words[-1])]) if words else text
+
+
 def _entity(table: Table) -> str:
-    return humanize(table.name or table.id)
+    """The table's entity in plain singular words: ``races`` -> "race", ``singer_in_concert`` -> "singer in concert"."""
+    return _singular_phrase(humanize(table.name or table.id))
 
 
 def _descriptive(path: JoinPath, table: Table, columns: dict[str, list[str]], n: int) -> list[str]:
-    """Plain names of the chosen non-key columns of ``table``, at most ``n``."""
+    """Plain names of the chosen non-key columns of ``table``, at most ``n``; never the entity's own name."""
     keys = set(path.join_columns(table.id))
-    return [humanize(c) for c in columns[table.id] if c not in keys][:n]
+    entity = _entity(table)
+    names = [_attribute(entity, c) for c in columns[table.id] if c not in keys]
+    return [name for name in dict.fromkeys(names) if _singular_phrase(name) != entity][:n]
+
+
+def _attribute(entity: str, column: str) -> str:
+    """A column as an attribute of its entity: ``concert_Name`` of a concert is its "name"."""
+    name = humanize(column)
+    return name[len(entity) + 1 :] if name.startswith(entity + " ") else name
+
+
+def _what(targets: list[str]) -> str:
+    """``What is the capacity`` / ``What are the location and name``: the verb agrees with the targets."""
+    plural = len(targets) > 1 or _singular_phrase(targets[0]) != targets[0]
+    return f"What {'are' if plural else 'is'} the {_join(targets)}"
 
 
 def _grounded(path: JoinPath, tables: Mapping[str, Table]) -> bool:
@@ -265,19 +288,29 @@ def _grounded(path: JoinPath, tables: Mapping[str, Table]) -> bool:
 def _explicit_question(
     path: JoinPath, tables: list[Table], columns: dict[str, list[str]], anchor: tuple[str, str, int] | None
 ) -> str:
-    """Walk the FK chain: far-table attributes, through each middle table, for an anchor in the first."""
+    """Walk the FK chain back from the far table: ``What is the X of the far of the middle for the anchor?``."""
     first, far = tables[0], tables[-1]
-    subject = f"the {_entity(first)}" if anchor is None else f"the {_anchor_phrase(_entity(first), *anchor[:2])}"
-    targets = _descriptive(path, far, columns, 2) or [_entity(far)]
-    middles = ""
-    for table in tables[1:-1]:
-        described = _descriptive(path, table, columns, 1)
-        middles += f" in the {_entity(table)}" + (f" (with its {described[0]})" if described else "")
-    return f"What are the {_join(targets)} of the {_entity(far)}{middles} for {subject}?"
+    subject = f"each {_entity(first)}" if anchor is None else f"the {_anchor_phrase(_entity(first), *anchor[:2])}"
+    chain = "".join(f" of the {_entity(t)}" for t in tables[1:-1])
+    targets = _descriptive(path, far, columns, 2)
+    question = (
+        f"{_what(targets)} of the {_entity(far)}{chain} for {subject}"
+        if targets
+        else f"Which {_entity(far)}{chain} is linked to {subject}"
+    )
+    for middle in tables[1:-1]:
+        described = _descriptive(path, middle, columns, 1)
+        if described:
+            question += f", and what is the {described[0]} of that {_entity(middle)}"
+    return question + "?"
 
 
 def _implicit_question(path: JoinPath, tables: list[Table], columns: dict[str, list[str]]) -> str:
     """Each table tells one thing about the shared value: name every table's entity and attributes."""
-    shared = humanize(path.join_columns(tables[0].id)[0]) if path.join_columns(tables[0].id) else "value"
-    parts = [f"the {_join(_descriptive(path, t, columns, 2) or [_entity(t)])} of the {_entity(t)}" for t in tables]
+    keys = path.join_columns(tables[0].id)
+    shared = humanize(keys[0]) if keys else "value"
+    parts = []
+    for table in tables:
+        described = _descriptive(path, table, columns, 2)
+        parts.append(f"the {_join(described)} of the {_entity(table)}" if described else f"the {_entity(table)}")
     return f"For the same {shared}, what are {_join(parts)}?"

@@ -20,7 +20,7 @@ from typing import Any
 
 from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
-from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, table_name_tokens
+from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, singular, table_name_tokens
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
 from llama_index_pearl.table import Table, normalize_column_name, same_source
@@ -57,26 +57,16 @@ MAX_SAME_NAME_GROUP = 10  # identical non-key names: pair all only in small grou
 PARENT_MARGIN = 0.1  # parents of one FK column scoring within this of the best are kept
 
 
-def _singular(token: str) -> str:
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith(("ses", "xes", "ches", "shes")):
-        return token[:-2]
-    if token.endswith("s") and not token.endswith("ss") and len(token) > 3:
-        return token[:-1]
-    return token
-
-
 def _table_variants(tokens: tuple[str, ...]) -> dict[str, float]:
     """Names a column may use for a table, with how much a match is worth."""
     if not tokens:
         return {}
     full = "_".join(tokens)
-    single = "_".join((*tokens[:-1], _singular(tokens[-1])))
+    single = "_".join((*tokens[:-1], singular(tokens[-1])))
     variants = {full: 1.0, single: 1.0}
     if len(tokens) > 1:
         variants.setdefault(tokens[-1], 0.9)
-        variants.setdefault(_singular(tokens[-1]), 0.9)
+        variants.setdefault(singular(tokens[-1]), 0.9)
     return variants
 
 
@@ -91,7 +81,7 @@ def _references(core: tuple[str, ...]) -> list[tuple[str, tuple[str, ...], float
         span = core[start:]
         worth = 1.0 if start == 0 else 0.9
         out.append(("_".join(span), span, worth))
-        single = (*span[:-1], _singular(span[-1]))
+        single = (*span[:-1], singular(span[-1]))
         if single != span:
             out.append(("_".join(single), single, worth))
     return out

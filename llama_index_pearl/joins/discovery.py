@@ -306,6 +306,9 @@ def _candidate_edges(
     """
     if len(tables) < 2:
         return [], float("nan")
+    if cross_source_joins == "always":  # provenance ignored: one unified pool, as in the paper
+        for profile in profiles:
+            profile.source = None
     pairs: cand.Pairs = {}
     if use_declared:
         cand.declared_candidates(tables, profiles, pairs)

@@ -33,6 +33,7 @@ __all__ = [
     "name_tokens",
     "profile_column",
     "profile_tables",
+    "singular",
     "table_name_tokens",
 ]
 
@@ -66,6 +67,21 @@ def name_tokens(name: str) -> tuple[str, ...]:
     """
     parts = _NON_ALNUM.split(_CAMEL.sub(" ", str(name)))
     return tuple(p.lower() for p in " ".join(parts).split() if p)
+
+
+def singular(token: str) -> str:
+    """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
+
+    Args:
+        token: A lowercase word.
+    """
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("sses", "xes", "ches", "shes")):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) > 3:
+        return token[:-1]
+    return token
 
 
 def table_name_tokens(table_id: str) -> tuple[str, ...]:

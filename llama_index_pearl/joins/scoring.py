@@ -52,7 +52,7 @@ PATTERN_STRENGTH: dict[str, float] = {
     "same_key_name": 0.9,  # identical specific name, one side unique
     "fk_table": 0.8,  # continent -> continents.<its key>
     "same_name": 0.6,  # identical specific name, neither side unique
-    "inclusion": 0.5,  # values of one column inside a unique column: a data-level FK
+    "inclusion": 0.6,  # values of one column inside a unique column: a data-level FK
 }
 NOT_KEY_FACTOR = 0.6  # a reference to a non-unique column is a weaker anchor
 INCLUSION_MIN_CONTAINMENT = 0.9

@@ -93,9 +93,8 @@ def value_candidates(
     code, counts = np.unique(np.concatenate(codes), return_counts=True)
     # Cheap pre-filter on sample counts (exact estimates come in score_candidates): enough
     # Jaccard, or one sample nearly inside the other (a foreign key into a larger key).
-    sizes_by_col = np.array([len(p.sample) for p in profiles], dtype=np.float64)
     lo, hi = np.divmod(code, n)
-    sa, sb = sizes_by_col[lo], sizes_by_col[hi]
+    sa, sb = _sizes_in_common_range(profiles, lo, hi)
     jaccard = counts / (sa + sb - counts)
     containment = counts / np.minimum(sa, sb)
     keep = (counts >= MIN_SHARED) & ((jaccard > MIN_JACCARD) | (containment >= 0.5))
@@ -103,6 +102,29 @@ def value_candidates(
         if i != j and profiles[i].table_id != profiles[j].table_id:
             pairs.setdefault((i, j), Signals()).sources.add("V")
     return skipped
+
+
+HASH_SPACE = 2.0**32  # crc32
+
+
+def _sizes_in_common_range(
+    profiles: Sequence[ColumnProfile], lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Expected sample values of each column of a pair below the pair's common hash cut.
+
+    Shared values are only counted below the smaller of the two samples' cuts, so the
+    sample sizes they are compared with must be too: measured against a full sample of a
+    120-value column, the ~21 values that a 256-of-1,440 sample can share looked like a
+    containment of 0.18 instead of 1.0, and real links into large key columns were lost.
+    """
+    sample = np.array([len(p.sample) for p in profiles], dtype=np.float64)
+    distinct = np.array([p.n_distinct for p in profiles], dtype=np.float64)
+    cut_of = np.array([HASH_SPACE if p.threshold is None else p.threshold + 1.0 for p in profiles])
+    cut = np.minimum(cut_of[lo], cut_of[hi])
+    return (
+        np.minimum(sample[lo], np.maximum(1.0, distinct[lo] * cut / HASH_SPACE)),
+        np.minimum(sample[hi], np.maximum(1.0, distinct[hi] * cut / HASH_SPACE)),
+    )
 
 
 def _star_pairs(members: np.ndarray, is_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

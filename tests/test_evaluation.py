@@ -1,0 +1,31 @@
+"""Benchmark metrics: R@k, C@k and the paper's Slot R@k."""
+
+from __future__ import annotations
+
+import pytest
+
+from llama_index_pearl.evaluation import BenchQuery, evaluate_slot_rankings, recall_at_k, slot_rankings
+
+# units: a joined entry naming A, B and C; A's and B's own originals; C has no unit of its own but the entry
+TABLES = [["C", "B", "A"], ["A"], ["B"], ["D"]]
+SCORES = [0.9, 0.5, 0.7, 0.6]
+
+
+def test_recall_at_k_counts_gold_tables_in_the_top_k():
+    assert recall_at_k(["A", "B"], ["A", "X", "B"], 2) == 0.5
+
+
+def test_slot_ranking_reranks_the_top_k_units_tables_by_their_own_best_unit():
+    ranked = slot_rankings(SCORES, TABLES, ks=(1, 2))
+    # top-1 unit is the joined entry: its tables re-ranked by own units (B 0.7, A 0.5), C by the entry itself
+    assert ranked[1] == ["C", "B", "A"]
+    assert ranked[2] == ["C", "B", "A"]  # the 2nd unit (B, 0.7) adds no table
+
+
+def test_slot_recall_credits_each_gold_table_only_for_its_own_rank():
+    query = BenchQuery("q", "?", ("A", "B"), 2)
+    at = {k: evaluate_slot_rankings([query], [slot_rankings(SCORES, TABLES, ks=(k,))], ks=(k,)) for k in (1, 3)}
+    # the joined entry at rank 1 names A and B, but C (scored by the entry) outranks both
+    assert at[1]["all"]["SlotR@1"] == pytest.approx(0.0)
+    # top-3 units add D (0.6), which outranks A's own 0.5: only B makes the top 3
+    assert at[3]["all"]["SlotR@3"] == pytest.approx(50.0)
