@@ -152,11 +152,16 @@ def path_requests(paths: Sequence[JoinPath], tables: Mapping[str, Table]) -> lis
 
 @dataclass
 class AugmentedCorpus:
-    """What augmentation produced: units, the generation report, the paths used."""
+    """What augmentation produced: units, the generation report, the paths used.
+
+    ``fallback_paths`` counts the paths whose units came from the generator's free
+    fallback (beyond its budget, or skipped by it); they are not in ``report``.
+    """
 
     units: list[TextNode]
     report: GenerationReport | None
     paths: list[JoinPath]
+    fallback_paths: int = 0
 
 
 def build_augmented_units(
@@ -166,6 +171,7 @@ def build_augmented_units(
     serializer: Serializer,
     options: AugmentOptions,
     *,
+    fallback_paths: Sequence[JoinPath] = (),
     concurrency: int = 4,
     cache: GenerationCache | None = None,
     show_progress: bool = False,
@@ -174,29 +180,45 @@ def build_augmented_units(
 
     Args:
         tables: All tables by id.
-        paths: Selected join paths.
+        paths: Selected join paths, for ``generator``.
         generator: LLM or heuristic generator.
         serializer: The index's serializer.
         options: Which units to make (ablations).
+        fallback_paths: Paths beyond the generator's budget: they, and the paths
+            ``generator`` skips, go to ``generator.fallback`` (when it has one).
         concurrency: Generation requests in flight.
         cache: Generation cache; cached paths make no LLM call.
         show_progress: Progress bar during generation.
     """
     kept = [] if options.random_query else [p for p in paths if options.keeps(p)]
+    extra = [] if options.random_query else [p for p in fallback_paths if options.keeps(p)]
     if options.random_view:
-        n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in kept)
-        return AugmentedCorpus(random_view_units(list(tables.values()), n_units, serializer, options.seed), None, kept)
+        n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in [*kept, *extra])
+        units = random_view_units(list(tables.values()), n_units, serializer, options.seed)
+        return AugmentedCorpus(units, None, [*kept, *extra])
     requests = plan_requests(tables, kept, generator, options)
-    if not requests:
-        return AugmentedCorpus([], None, kept)
-    run = generate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
     units: list[TextNode] = []
-    for request, result in zip(requests, run.results):
-        if isinstance(request, PathRequest):
-            units.extend(path_units(request.path, result, tables, serializer))
-        else:
-            units.extend(single_hop_units(request, result, serializer))
-    return AugmentedCorpus(units, run.report, kept)
+    report = None
+    if requests:
+        run = generate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
+        report = run.report
+        for request, result in zip(requests, run.results):
+            if isinstance(request, PathRequest):
+                units.extend(path_units(request.path, result, tables, serializer))
+                if not result.ok:
+                    extra.append(request.path)
+            else:
+                units.extend(single_hop_units(request, result, serializer))
+    fallback = generator.fallback
+    if fallback is None or not extra:
+        return AugmentedCorpus(units, report, kept)
+    # the fallback is free (no cache, no concurrency to speak of): same requests, its own questions
+    backup_requests = path_requests(extra, tables)
+    backup = generate_all(fallback, backup_requests, concurrency=1)
+    for request, result in zip(backup_requests, backup.results):
+        units.extend(path_units(request.path, result, tables, serializer))
+    covered = {p.path_id for p in kept}
+    return AugmentedCorpus(units, report, [*kept, *(p for p in extra if p.path_id not in covered)], len(extra))
 
 
 def plan_requests(

@@ -29,7 +29,7 @@ from llama_index_pearl.generation import (
     QueryGenerator,
     estimate_prompt_tokens,
 )
-from llama_index_pearl.joins import discover_join_paths, resolve_budget
+from llama_index_pearl.joins import JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.sources import TableSource, load_tables
@@ -163,18 +163,21 @@ def build_corpus(
     units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
     graph = None
     if augment:
-        paths = []
+        paths: list[JoinPath] = []
+        beyond: list[JoinPath] = []
         if not random_query:  # per-table questions only (paper appendix E): no join discovery to pay for
+            k = resolve_budget(budget, len(loaded), generator.cost_per_path)
             discovery = discover_join_paths(
                 loaded,
                 model,
-                budget=resolve_budget(budget, len(loaded), generator.cost_per_path),
+                budget=None if generator.fallback is not None else k,
                 lambda_div=lambda_div,
                 use_declared=use_declared_joins,
                 cross_source_joins=cross_source_joins,
                 show_progress=show_progress,
             )
-            paths, graph = discovery.paths, discovery.graph
+            paths, beyond = split_by_budget(discovery.paths, k)
+            graph = discovery.graph
             report.seconds["discovery"] = sum(discovery.seconds.values())
         t0 = time.perf_counter()
         cache = generation_cache(generator, cache_dir)
@@ -184,6 +187,7 @@ def build_corpus(
             generator,
             serializer,
             options,
+            fallback_paths=beyond,
             concurrency=concurrency,
             cache=cache,
             show_progress=show_progress,
@@ -192,6 +196,7 @@ def build_corpus(
         report.seconds["generation"] = time.perf_counter() - t0
         report.n_paths = len(corpus.paths)
         report.generation = corpus.report.to_dict() if corpus.report is not None else {}
+        report.generation["fallback_paths"] = corpus.fallback_paths
     if not units:
         raise ValueError("The build produced no units (originals disabled and no augmented units)")
 
@@ -232,18 +237,27 @@ def estimate_generation_cost(
     resolved_llm = resolve_llm(llm)
     if generator is None:
         generator = default_generator(resolved_llm)
+    k = resolve_budget(budget, len(loaded), generator.cost_per_path)
     discovery = discover_join_paths(
         loaded,
         resolve_embed_model(embed_model),
-        budget=resolve_budget(budget, len(loaded), generator.cost_per_path),
+        budget=None if generator.fallback is not None else k,
         lambda_div=lambda_div,
         use_declared=use_declared_joins,
         cross_source_joins=cross_source_joins,
     )
     augment_options = AugmentOptions(**options)
-    kept = [p for p in discovery.paths if augment_options.keeps(p)]
+    paid, beyond = split_by_budget(discovery.paths, k)
+    kept = [p for p in paid if augment_options.keeps(p)]
     requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
     estimate = estimate_prompt_tokens(requests, generator=generator)
     cache = generation_cache(generator, cache_dir)
     cached = sum(cache.lookup(generator, r) is not None for r in requests) if cache is not None else 0
-    return {"tables": len(loaded), "paths": len(kept), "requests": len(requests), "cached_requests": cached, **estimate}
+    return {
+        "tables": len(loaded),
+        "paths": len(kept),
+        "fallback_paths": sum(augment_options.keeps(p) for p in beyond) if generator.fallback is not None else 0,
+        "requests": len(requests),
+        "cached_requests": cached,
+        **estimate,
+    }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from llama_index.core.schema import TextNode
 from llama_index_pearl.augment import build_augmented_units
 from llama_index_pearl.build import count_kinds
 from llama_index_pearl.config import BuildReport
-from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget
+from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.sources import TableSource, load_tables
 from llama_index_pearl.stores import normalise
 from llama_index_pearl.table import Table
@@ -201,7 +202,7 @@ def insert_tables(
             index.join_graph,
             new_ids,
             index.embed_model,
-            budget=resolve_budget(config.budget, len(corpus), _cost_per_path(index)),
+            budget=_discovery_budget(index, len(corpus)),
             lambda_div=config.lambda_div,
             use_declared=config.use_declared_joins,
             cross_source_joins=config.cross_source_joins,
@@ -226,10 +227,16 @@ def insert_tables(
     return report
 
 
-def _cost_per_path(index: PearlTableIndex) -> float:
-    """The path cost of the index's generator (raises, naming the missing LLM, as generation would)."""
+def _budget(index: PearlTableIndex, n_tables: int) -> int | None:
+    """Paths per pool for the index's generator (raises, naming the missing LLM, as generation would)."""
     generator = index.generator
-    return generator.cost_per_path if generator is not None else 1.0
+    return resolve_budget(index.config.budget, n_tables, generator.cost_per_path if generator is not None else 1.0)
+
+
+def _discovery_budget(index: PearlTableIndex, n_tables: int) -> int | None:
+    """With a free fallback every candidate path is selected; the budget then splits paid from free."""
+    generator = index.generator
+    return None if generator is not None and generator.fallback is not None else _budget(index, n_tables)
 
 
 def _generate(
@@ -251,20 +258,28 @@ def _generate(
     cache = index.generation_cache()
     # Single-hop tables are chosen separately: build_augmented_units would pick every
     # table of the mapping that the *new* paths miss, old ones included.
-    runs = [(by_id, list(paths), dataclasses.replace(options, single_hop=False))]
+    # Paths already in the index count against the budget of their pool; with a free fallback
+    # only the build's paid share of them did (at most the budget of the corpus before the insert).
+    old_budget = _budget(index, len(index.tables))
+    used = Counter(p.kind for p in index.join_paths)
+    if old_budget is not None:
+        used = Counter({kind: min(n, old_budget) for kind, n in used.items()})
+    paid, beyond = split_by_budget(paths, _budget(index, len(corpus)), used=used)
+    runs = [(by_id, paid, beyond, dataclasses.replace(options, single_hop=False))]
     if options.single_hop:
         covered = {t for p in graph.graph.get("paths", []) for t in p["tables"]}
         alone = {t.id: t for t in loaded if t.id not in covered}
         if alone:
-            runs.append((alone, [], options))
+            runs.append((alone, [], [], options))
     units: list[TextNode] = []
-    for tables, kept, run_options in runs:
+    for tables, kept, extra, run_options in runs:
         augmented = build_augmented_units(
             tables,
             kept,
             generator,
             serializer=index.serializer,
             options=run_options,
+            fallback_paths=extra,
             concurrency=concurrency,
             cache=cache,
             show_progress=show_progress,

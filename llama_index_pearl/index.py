@@ -195,8 +195,9 @@ class PearlTableIndex(IncrementalMixin):
             **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
 
         Returns:
-            ``{"tables", "paths", "requests", "cached_requests", "prompt_tokens",
-            "per_path_avg", "max_prompt_tokens"}``.
+            ``{"tables", "paths", "fallback_paths", "requests", "cached_requests",
+            "prompt_tokens", "per_path_avg", "max_prompt_tokens"}``: ``paths`` go to the
+            generator (LLM calls), ``fallback_paths`` to its free fallback.
         """
         return estimate_generation_cost(
             tables,

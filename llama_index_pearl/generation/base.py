@@ -201,12 +201,16 @@ class QueryGenerator(ABC):
         cost_per_path: What one path request costs (LLM calls); ``0`` means free,
             and a free generator gets every candidate path by default
             (:func:`~llama_index_pearl.joins.selection.resolve_budget`).
+        fallback: A free generator for the candidate paths beyond this one's budget
+            and for the paths it had to skip, so that a paid budget caps spending,
+            not coverage; ``None``: those paths get no units.
     """
 
     model_name: str = "unknown"
     prompt_version: str = "0"
     max_rows: int = 10
     cost_per_path: float = 1.0
+    fallback: QueryGenerator | None = None
 
     @abstractmethod
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:

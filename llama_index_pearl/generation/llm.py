@@ -25,6 +25,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
 from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator
+from llama_index_pearl.generation.heuristic import HeuristicQueryGenerator
 from llama_index_pearl.generation.parsing import ParseRejection, parse_answer
 from llama_index_pearl.generation.prompts import (
     DEFAULT_CELL_CHARS,
@@ -94,6 +95,9 @@ class LLMQueryGenerator(QueryGenerator):
         cell_chars: Cells longer than this are clipped in the prompt.
         data_tokens: Token budget for the rows in one prompt; ``None`` for no limit.
         model_name: Overrides the name used in the cache key.
+        fallback: Generator for candidate paths beyond the LLM budget and paths the
+            LLM skipped: ``"heuristic"`` (default, free templated questions), another
+            generator, or ``None`` (such paths get no units, as in the paper).
     """
 
     prompt_version = PROMPT_VERSION
@@ -110,6 +114,7 @@ class LLMQueryGenerator(QueryGenerator):
         cell_chars: int = DEFAULT_CELL_CHARS,
         data_tokens: int | None = DEFAULT_DATA_TOKENS,
         model_name: str | None = None,
+        fallback: QueryGenerator | str | None = "heuristic",
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
@@ -122,6 +127,8 @@ class LLMQueryGenerator(QueryGenerator):
         self.cell_chars = cell_chars
         self.data_tokens = data_tokens
         self.model_name = model_name or str(getattr(llm, "model", None) or llm.metadata.model_name)
+        # paths beyond the LLM budget (or skipped) still get templated questions: they cost nothing
+        self.fallback = HeuristicQueryGenerator(max_rows=max_rows) if fallback == "heuristic" else fallback
 
     def build_prompt(self, request: GenerationRequest) -> PromptMessages:
         """The prompt this generator sends for ``request`` (no LLM call)."""

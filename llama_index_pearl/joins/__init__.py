@@ -15,7 +15,7 @@ from llama_index_pearl.joins.graph import (
 from llama_index_pearl.joins.incremental import drop_table, extend_join_paths
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
-from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget
+from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget, split_by_budget
 
 __all__ = [
     "TAU_2H",
@@ -42,5 +42,6 @@ __all__ = [
     "profile_tables",
     "read_graphml",
     "resolve_budget",
+    "split_by_budget",
     "write_graphml",
 ]

@@ -10,10 +10,11 @@ top, instead of rescanning every candidate at every step.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-__all__ = ["default_budget", "lazy_greedy", "resolve_budget"]
+__all__ = ["default_budget", "lazy_greedy", "resolve_budget", "split_by_budget"]
 
 P = TypeVar("P")
 
@@ -100,3 +101,36 @@ def lazy_greedy(
         chosen.append(candidates[i])
         seen |= covers[i]
     return chosen
+
+
+def split_by_budget(
+    paths: Iterable[P],
+    budget: int | None,
+    *,
+    pool: Callable[[P], Hashable] = lambda p: p.kind,  # type: ignore[attr-defined]
+    used: Mapping[Hashable, int] | None = None,
+) -> tuple[list[P], list[P]]:
+    """The first ``budget`` paths of each pool, in the given (selection) order, and the rest.
+
+    Args:
+        paths: Ranked paths, e.g. :func:`lazy_greedy`'s output for each pool.
+        budget: Paths per pool for the paid generator (``None``: all of them).
+        pool: The pool a path belongs to (explicit or implicit).
+        used: Budget already spent per pool (the paths an index already holds).
+
+    Returns:
+        ``(within budget, beyond budget)``, each in input order.
+    """
+    paths = list(paths)
+    if budget is None:
+        return paths, []
+    taken: Counter[Hashable] = Counter(used or {})
+    within, beyond = [], []
+    for path in paths:
+        key = pool(path)
+        if taken[key] < budget:
+            within.append(path)
+            taken[key] += 1
+        else:
+            beyond.append(path)
+    return within, beyond
