@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retrieval benchmarks behind the README tables. Usage:
+# Retrieval benchmarks behind the README tables, on every dev set. Usage:
 #   bash benchmarks/retrieval.sh [OUT_DIR] [LLM_BASE]
 # Without LLM_BASE only the offline (heuristic) rows run. With it (e.g. http://127.0.0.1:8011/v1 from
 # ../shared/tools/local-llm start) the LLM rows run too; generations are cached in OUT_DIR/llm_cache.
@@ -8,20 +8,26 @@ OUT=${1:-runs}
 LLM=${2:-}
 BENCH=${BENCH:-../shared/bench}
 PEARL=${PEARL:-pearl}
+HERE=$(dirname "$0")
 mkdir -p "$OUT"
 run() { local name=$1; shift; echo "== $name"; "$PEARL" eval "$@" --json "$OUT/$name.json" | tail -n +2; }
 
-run spider_whole_table "$BENCH/spider" --method whole-table
+# spider_rows10: spider with 10 sample rows per table (tables known from a few rows only)
+python3 "$HERE/variants.py" "$BENCH/spider" "$OUT/variants/spider_rows10" --rows 10
+SETS=("$BENCH/spider" "$BENCH/spider_realistic" "$OUT/variants/spider_rows10")
+for dir in "${SETS[@]}"; do
+  b=$(basename "$dir")
+  run "${b}_whole_table" "$dir" --method whole-table
+  run "${b}_pearl_heuristic" "$dir" --method pearl
+  run "${b}_pearl_heuristic_no_provenance" "$dir" --method pearl --no-provenance
+done
 run spider_bm25 "$BENCH/spider" --method bm25
-run spider_pearl_heuristic "$BENCH/spider" --method pearl
 for flag in explicit-only implicit-only random-view random-query; do
   run "spider_pearl_heuristic_${flag}" "$BENCH/spider" --method pearl "--$flag"
 done
-# budget sweep: K per pool; 120 >= every explicit candidate path on spider (105)
-run spider_pearl_heuristic_budget81 "$BENCH/spider" --method pearl --budget 81
-run spider_pearl_heuristic_budget120 "$BENCH/spider" --method pearl --budget 120
-for flag in explicit-only implicit-only random-view; do
-  run "spider_pearl_heuristic_budget120_${flag}" "$BENCH/spider" --method pearl --budget 120 "--$flag"
+# budget sweep: K paths per pool (default for the heuristic: every candidate path)
+for k in 20 40; do
+  run "spider_pearl_heuristic_budget${k}" "$BENCH/spider" --method pearl --budget "$k"
 done
 for titles in titles no-titles; do
   run "fetaqa_whole_table_${titles}" "$BENCH/fetaqa_dev" --method whole-table "--$titles"
@@ -29,12 +35,9 @@ for titles in titles no-titles; do
 done
 if [ -n "$LLM" ]; then
   llm=(--llm-base "$LLM" --llm-model local --llm-timeout 300 --concurrency 1 --cache-dir "$OUT/llm_cache")
-  # budget 120 first: its paths include the default budget's, so the later runs are served from the cache
-  run spider_pearl_llm_budget120 "$BENCH/spider" --method pearl --budget 120 "${llm[@]}"
-  run spider_pearl_llm "$BENCH/spider" --method pearl "${llm[@]}"
-  for flag in explicit-only implicit-only random-view; do
-    run "spider_pearl_llm_${flag}" "$BENCH/spider" --method pearl "--$flag" "${llm[@]}"
-    run "spider_pearl_llm_budget120_${flag}" "$BENCH/spider" --method pearl --budget 120 "--$flag" "${llm[@]}"
+  for dir in "${SETS[@]}"; do
+    run "$(basename "$dir")_pearl_llm" "$dir" --method pearl "${llm[@]}"
   done
+  run spider_pearl_llm_no_fallback "$BENCH/spider" --method pearl --no-fallback "${llm[@]}"
 fi
-python3 "$(dirname "$0")/summarize.py" "$OUT"/*.json
+python3 "$HERE/summarize.py" "$OUT"/*.json

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-COLUMNS = ("R@1", "R@2", "R@5", "R@10", "C@5")
+COLUMNS = ("R@1", "R@2", "R@5", "R@10", "C@5", "SlotR@2")
 
 
 def row(path: Path) -> str | None:
@@ -14,7 +14,7 @@ def row(path: Path) -> str | None:
     if "metrics" not in result:
         return None
     metrics = result["metrics"]
-    cells = [f"{metrics['all'][c]:.2f}" for c in COLUMNS]
+    cells = [f"{metrics['all'][c]:.2f}" if c in metrics["all"] else "–" for c in COLUMNS]
     three = metrics.get("3hop", {})
     cells += [f"{three[c]:.2f}" if c in three else "–" for c in ("R@2", "R@5")]
     units = result.get("n_units", "")

@@ -106,6 +106,12 @@ def _add_build_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="LLM requests in flight")
     parser.add_argument("--cache-dir", help="generation cache folder")
     parser.add_argument(
+        "--no-fallback",
+        dest="fallback",
+        action="store_false",
+        help="with --llm-base: paths beyond the budget get no units (paper) instead of heuristic questions",
+    )
+    parser.add_argument(
         "--budget", type=int, help="paths per pool (default: every candidate path; tables/2 with an LLM)"
     )
     _add_discovery_options(parser)
@@ -158,7 +164,8 @@ def _build_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if args.llm_base:
         from llama_index_pearl.generation import LLMQueryGenerator
 
-        kwargs["generator"] = LLMQueryGenerator(kwargs["llm"], timeout=args.llm_timeout)
+        fallback = "heuristic" if args.fallback else None
+        kwargs["generator"] = LLMQueryGenerator(kwargs["llm"], timeout=args.llm_timeout, fallback=fallback)
     return kwargs
 
 

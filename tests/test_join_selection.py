@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget
+from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget, split_by_budget
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,22 @@ def test_a_budget_the_user_gives_wins_and_a_negative_one_is_rejected():
 def test_no_budget_ranks_every_candidate():
     cands = [Cand("a", 0.5, ("x", "y")), Cand("b", 0.9, ("y", "z"))]
     assert [c.name for c in lazy_greedy(cands, None)] == ["b", "a"]
+
+
+@dataclass(frozen=True)
+class Pooled:
+    name: str
+    kind: str
+
+
+def test_split_by_budget_takes_the_first_paths_of_each_pool_in_order():
+    paths = [Pooled("e1", "explicit"), Pooled("i1", "implicit"), Pooled("e2", "explicit"), Pooled("i2", "implicit")]
+    within, beyond = split_by_budget(paths, 1)
+    assert [p.name for p in within] == ["e1", "i1"] and [p.name for p in beyond] == ["e2", "i2"]
+
+
+def test_split_by_budget_counts_what_a_pool_already_spent():
+    paths = [Pooled("e1", "explicit"), Pooled("e2", "explicit")]
+    within, beyond = split_by_budget(paths, 2, used={"explicit": 1})
+    assert [p.name for p in within] == ["e1"] and [p.name for p in beyond] == ["e2"]
+    assert split_by_budget(paths, None) == (paths, [])

@@ -160,3 +160,21 @@ def test_without_a_fallback_paths_beyond_the_budget_get_no_units(chain_tables, h
     questions = {u.metadata["question"] for u in index.units if u.metadata["kind"] != "original"}
     assert questions == {"Which stadium hosted Ann Lee zebra?"}
     assert index.report.generation["fallback_paths"] == 0
+
+
+def test_llm_views_are_widened_by_the_free_generators_columns(chain_tables, hashing_embedding, tmp_path):
+    with FakeOpenAIServer(default=valid_answer("Which stadium hosted Ann Lee zebra?")) as server:
+        wide = PearlTableIndex.from_tables(
+            chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path / "a", budget=5
+        )
+        generator = LLMQueryGenerator(_llm(server), fallback=None)
+        narrow = PearlTableIndex.from_tables(
+            chain_tables, embed_model=hashing_embedding, generator=generator, cache_dir=tmp_path / "b", budget=5
+        )
+
+    def widths(index):
+        units = [u for u in index.units if u.metadata["question"] == "Which stadium hosted Ann Lee zebra?"]
+        return sorted(len(cols) for u in units for cols in u.metadata["columns"].values())
+
+    assert widths(narrow) and set(widths(narrow)) == {1}  # the fake LLM names one column per table
+    assert max(widths(wide)) > 1
