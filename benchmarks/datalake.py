@@ -199,6 +199,14 @@ def _emails(n: int, rng: np.random.Generator) -> list[str]:
     return sorted(people)[:n]
 
 
+def _fact_table(key: str, n: int, columns: list[tuple[str, int]], rng: np.random.Generator) -> pd.DataFrame:
+    """``n`` rows with a 1..n ``key`` and, per ``(name, high)``, integers drawn from 1..high (in column order)."""
+    data = {key: [str(i) for i in range(1, n + 1)]}
+    for name, high in columns:
+        data[name] = [str(v) for v in rng.integers(1, high + 1, n)]
+    return pd.DataFrame(data)
+
+
 def _source_tables(
     source: str, people: list[str], isbns: list[str], rng: np.random.Generator, rows: int
 ) -> tuple[list[Table], list[PlantedKey]]:
@@ -218,20 +226,12 @@ def _source_tables(
     })  # fmt: skip
     if sells_books:
         products["isbn"] = list(rng.choice(isbns, n_products, replace=False))
-    n_orders = 2 * rows
-    orders = pd.DataFrame({
-        "order_id": [str(i) for i in range(1, n_orders + 1)],
-        "customer_id": [str(v) for v in rng.integers(1, n_customers + 1, n_orders)],
-        "product_id": [str(v) for v in rng.integers(1, n_products + 1, n_orders)],
-        "quantity": [str(v) for v in rng.integers(1, 9, n_orders)],
-    })  # fmt: skip
-    n_reviews = rows
-    reviews = pd.DataFrame({
-        "review_id": [str(i) for i in range(1, n_reviews + 1)],
-        "product_id": [str(v) for v in rng.integers(1, n_products + 1, n_reviews)],
-        "customer_id": [str(v) for v in rng.integers(1, n_customers + 1, n_reviews)],
-        "rating": [str(v) for v in rng.integers(1, 6, n_reviews)],
-    })  # fmt: skip
+    orders = _fact_table(
+        "order_id", 2 * rows, [("customer_id", n_customers), ("product_id", n_products), ("quantity", 8)], rng
+    )
+    reviews = _fact_table(
+        "review_id", rows, [("product_id", n_products), ("customer_id", n_customers), ("rating", 5)], rng
+    )
     frames = {"customers": customers, "products": products, "orders": orders, "reviews": reviews}
     tables = [Table(id=f"{source}__{name}", df=df, name=name, source=source) for name, df in frames.items()]
     keys = [

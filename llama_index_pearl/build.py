@@ -29,7 +29,7 @@ from llama_index_pearl.generation import (
     QueryGenerator,
     estimate_prompt_tokens,
 )
-from llama_index_pearl.joins import JoinPath, discover_join_paths, resolve_budget, split_by_budget
+from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.sources import TableSource, load_tables
@@ -42,7 +42,9 @@ __all__ = [
     "build_corpus",
     "count_kinds",
     "default_generator",
+    "discover_for_generator",
     "estimate_generation_cost",
+    "selection_budget",
     "serializer_for",
 ]
 
@@ -95,6 +97,51 @@ def count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
     for unit in units:
         counts[unit.metadata["kind"]] += 1
     return {k: v for k, v in counts.items() if v}
+
+
+def selection_budget(generator: QueryGenerator, budget: int | None) -> int | None:
+    """Paths discovery selects: all of them when a free fallback writes those beyond ``budget``."""
+    return None if generator.fallback is not None else budget
+
+
+def discover_for_generator(
+    tables: Sequence[Table],
+    embed_model: BaseEmbedding,
+    generator: QueryGenerator,
+    *,
+    budget: int | None,
+    lambda_div: float,
+    use_declared: bool,
+    cross_source_joins: str,
+    show_progress: bool = False,
+) -> tuple[JoinDiscovery, list[JoinPath], list[JoinPath]]:
+    """Discover join paths and split them into the generator's budget and the rest (for its fallback).
+
+    Args:
+        tables: The corpus.
+        embed_model: Encoder for column profiles.
+        generator: The query generator (its cost sets the default budget).
+        budget: The user's paths per pool (``None``: the generator's default).
+        lambda_div: Diversity weight of path selection.
+        use_declared: Use declared foreign keys.
+        cross_source_joins: Policy for joins across sources.
+        show_progress: Show embedding progress bars.
+
+    Returns:
+        ``(discovery, paths within the budget, paths beyond it)``.
+    """
+    k = resolve_budget(budget, len(tables), generator.cost_per_path)
+    discovery = discover_join_paths(
+        tables,
+        embed_model,
+        budget=selection_budget(generator, k),
+        lambda_div=lambda_div,
+        use_declared=use_declared,
+        cross_source_joins=cross_source_joins,
+        show_progress=show_progress,
+    )
+    within, beyond = split_by_budget(discovery.paths, k)
+    return discovery, within, beyond
 
 
 def build_corpus(
@@ -166,17 +213,16 @@ def build_corpus(
         paths: list[JoinPath] = []
         beyond: list[JoinPath] = []
         if not random_query:  # per-table questions only (paper appendix E): no join discovery to pay for
-            k = resolve_budget(budget, len(loaded), generator.cost_per_path)
-            discovery = discover_join_paths(
+            discovery, paths, beyond = discover_for_generator(
                 loaded,
                 model,
-                budget=None if generator.fallback is not None else k,
+                generator,
+                budget=budget,
                 lambda_div=lambda_div,
                 use_declared=use_declared_joins,
                 cross_source_joins=cross_source_joins,
                 show_progress=show_progress,
             )
-            paths, beyond = split_by_budget(discovery.paths, k)
             graph = discovery.graph
             report.seconds["discovery"] = sum(discovery.seconds.values())
         t0 = time.perf_counter()
@@ -237,17 +283,16 @@ def estimate_generation_cost(
     resolved_llm = resolve_llm(llm)
     if generator is None:
         generator = default_generator(resolved_llm)
-    k = resolve_budget(budget, len(loaded), generator.cost_per_path)
-    discovery = discover_join_paths(
+    _, paid, beyond = discover_for_generator(
         loaded,
         resolve_embed_model(embed_model),
-        budget=None if generator.fallback is not None else k,
+        generator,
+        budget=budget,
         lambda_div=lambda_div,
         use_declared=use_declared_joins,
         cross_source_joins=cross_source_joins,
     )
     augment_options = AugmentOptions(**options)
-    paid, beyond = split_by_budget(discovery.paths, k)
     kept = [p for p in paid if augment_options.keeps(p)]
     requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
     estimate = estimate_prompt_tokens(requests, generator=generator)

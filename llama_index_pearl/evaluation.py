@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "evaluate_rankings",
     "evaluate_slot_rankings",
     "format_metrics",
+    "group_means",
     "load_benchmark",
     "recall_at_k",
     "slot_rankings",
@@ -125,31 +126,44 @@ def _groups(hops: int) -> list[str]:
     return groups
 
 
+def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """Per-question scores (0..1) averaged by hop group, as percentages; groups with no question are left out.
+
+    Args:
+        queries: The questions (their ``hops`` pick the groups).
+        scores: One ``{metric: value}`` per question, the same metrics in the same order.
+
+    Returns:
+        ``{group: {"n": questions, metric: percent, ...}}`` in the order all, 1hop, 2hop, 3hop, multi.
+    """
+    sums: dict[str, dict[str, float]] = {}
+    for query, row in zip(queries, scores):
+        for group in _groups(query.hops):
+            bucket = sums.setdefault(group, {"n": 0})
+            bucket["n"] += 1
+            for metric, value in row.items():
+                bucket[metric] = bucket.get(metric, 0.0) + value
+    metrics = {}
+    for group in ("all", "1hop", "2hop", "3hop", "multi"):
+        if group in sums:
+            bucket = sums[group]
+            n = int(bucket["n"])
+            metrics[group] = {"n": n, **{m: round(100.0 * v / n, 2) for m, v in bucket.items() if m != "n"}}
+    return metrics
+
+
 def evaluate_rankings(
     queries: Sequence[BenchQuery], rankings: Sequence[Sequence[str]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
     """R@k and C@k (percent) by hop group; groups with no question are left out."""
-    sums: dict[str, dict[str, float]] = {}
-    for query, ranked in zip(queries, rankings):
-        for group in _groups(query.hops):
-            bucket = sums.setdefault(group, {"n": 0})
-            bucket["n"] += 1
-            for k in ks:
-                bucket[f"R@{k}"] = bucket.get(f"R@{k}", 0.0) + recall_at_k(query.gold_tables, ranked, k)
-                bucket[f"C@{k}"] = bucket.get(f"C@{k}", 0.0) + complete_at_k(query.gold_tables, ranked, k)
-    order = ["all", "1hop", "2hop", "3hop", "multi"]
-    metrics = {}
-    for group in order:
-        if group not in sums:
-            continue
-        bucket = sums[group]
-        n = int(bucket["n"])
-        metrics[group] = {"n": n}
-        for k in ks:
-            metrics[group][f"R@{k}"] = round(100.0 * bucket[f"R@{k}"] / n, 2)
-        for k in ks:
-            metrics[group][f"C@{k}"] = round(100.0 * bucket[f"C@{k}"] / n, 2)
-    return metrics
+    scores = [
+        {
+            **{f"R@{k}": recall_at_k(query.gold_tables, ranked, k) for k in ks},
+            **{f"C@{k}": complete_at_k(query.gold_tables, ranked, k) for k in ks},
+        }
+        for query, ranked in zip(queries, rankings)
+    ]
+    return group_means(queries, scores)
 
 
 def slot_rankings(
@@ -201,16 +215,8 @@ def evaluate_slot_rankings(
     queries: Sequence[BenchQuery], slots: Sequence[dict[int, list[str]]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
     """Slot R@k (percent) by hop group, from :func:`slot_rankings` of each question."""
-    sums: dict[str, dict[str, float]] = {}
-    for query, slot in zip(queries, slots):
-        for group in _groups(query.hops):
-            bucket = sums.setdefault(group, {"n": 0})
-            bucket["n"] += 1
-            for k in ks:
-                bucket[k] = bucket.get(k, 0.0) + recall_at_k(query.gold_tables, slot[k], k)
-    return {
-        group: {f"SlotR@{k}": round(100.0 * bucket[k] / bucket["n"], 2) for k in ks} for group, bucket in sums.items()
-    }
+    scores = [{f"SlotR@{k}": recall_at_k(q.gold_tables, slot[k], k) for k in ks} for q, slot in zip(queries, slots)]
+    return group_means(queries, scores)
 
 
 def time_queries(

@@ -26,7 +26,7 @@ import networkx as nx
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.augment import build_augmented_units
-from llama_index_pearl.build import count_kinds
+from llama_index_pearl.build import count_kinds, selection_budget
 from llama_index_pearl.config import BuildReport
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.sources import TableSource, load_tables
@@ -234,9 +234,10 @@ def _budget(index: PearlTableIndex, n_tables: int) -> int | None:
 
 
 def _discovery_budget(index: PearlTableIndex, n_tables: int) -> int | None:
-    """With a free fallback every candidate path is selected; the budget then splits paid from free."""
+    """Paths selected on insert: as in a build (:func:`~llama_index_pearl.build.selection_budget`)."""
     generator = index.generator
-    return None if generator is not None and generator.fallback is not None else _budget(index, n_tables)
+    budget = _budget(index, n_tables)
+    return budget if generator is None else selection_budget(generator, budget)
 
 
 def _generate(
