@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Retrieval benchmarks behind the README tables, on every dev set. Usage:
 #   bash benchmarks/retrieval.sh [OUT_DIR] [LLM_BASE]
+# `_dense` rows score units by the encoder alone (`--lexical-weight 0`, the paper's scoring).
 # Without LLM_BASE only the offline (heuristic) rows run. With it (e.g. http://127.0.0.1:8011/v1 from
 # ../shared/tools/local-llm start) the LLM rows run too; generations are cached in OUT_DIR/llm_cache.
 set -euo pipefail
@@ -18,7 +19,9 @@ SETS=("$BENCH/spider" "$BENCH/spider_realistic" "$OUT/variants/spider_rows10")
 for dir in "${SETS[@]}"; do
   b=$(basename "$dir")
   run "${b}_whole_table" "$dir" --method whole-table
+  run "${b}_whole_table_dense" "$dir" --method whole-table --lexical-weight 0
   run "${b}_pearl_heuristic" "$dir" --method pearl
+  run "${b}_pearl_heuristic_dense" "$dir" --method pearl --lexical-weight 0
   run "${b}_pearl_heuristic_no_provenance" "$dir" --method pearl --no-provenance
 done
 run spider_bm25 "$BENCH/spider" --method bm25

@@ -1,16 +1,15 @@
 """Baselines that ``pearl eval`` compares PEARL with.
 
-``bm25`` ranks tables with BM25 (the maintained ``bm25s`` library) over exactly
-the text PEARL embeds for each whole table, so the comparison isolates the
-scoring model, not the serialization.
+``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.lexical.LexicalScorer`,
+the tokens PEARL's hybrid scoring uses) over exactly the text PEARL embeds for
+each whole table, so the comparison isolates the scoring model, not the serialization.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import bm25s
-
+from llama_index_pearl.lexical import LexicalScorer
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer
 
@@ -28,14 +27,9 @@ class BM25TableRanker:
     def __init__(self, tables: Sequence[Table], serializer: Serializer) -> None:
         if not tables:
             raise ValueError("BM25TableRanker needs at least one table")
-        self._ids = [t.id for t in tables]
         texts = [serializer([serializer.view(t)]) for t in tables]
-        self._retriever = bm25s.BM25()
-        self._retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+        self._scorer = LexicalScorer([t.id for t in tables], texts)
 
     def rank(self, question: str, k: int) -> list[str]:
         """Top-k table ids for a question (fewer when the question shares no term)."""
-        tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
-        k = min(k, len(self._ids))
-        docs, scores = self._retriever.retrieve(tokens, k=k, show_progress=False)
-        return [self._ids[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
+        return self._scorer.rank(question, k)

@@ -33,6 +33,7 @@ from llama_index_pearl.evaluation import (
 )
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
+from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
 
 __all__ = ["main"]
 
@@ -85,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--titles", dest="titles", action="store_true", default=True, help="use table titles (default)")
     ev.add_argument("--no-titles", dest="titles", action="store_false", help="ignore table titles")
     ev.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    ev.add_argument(
+        "--lexical-weight",
+        type=float,
+        default=DEFAULT_LEXICAL_WEIGHT,
+        help=f"cosine added for BM25 evidence (default {DEFAULT_LEXICAL_WEIGHT}; 0 = encoder only)",
+    )
     _add_build_options(ev)
     ev.set_defaults(func=_cmd_eval)
 
@@ -240,19 +247,20 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         n_units = len(index.tables)
         slot_metrics = {}
     else:
-        retriever = index.as_retriever(similarity_top_k=top)
+        retriever = index.as_retriever(similarity_top_k=top, lexical_weight=args.lexical_weight)
 
         def ranked_ids(question: str) -> list[str]:
             return [n.node.metadata["table_id"] for n in retriever.retrieve(question)]
 
         rankings, latency = time_queries(ranked_ids, questions)
         n_units = len(index.units)
-        slot_metrics = _slot_metrics(index, bench.queries, ks)
+        slot_metrics = _slot_metrics(index, bench.queries, ks, args.lexical_weight)
     result = {
         "bench": bench.name,
         "method": args.method,
         "titles": args.titles,
         "provenance": args.provenance,
+        "lexical_weight": args.lexical_weight if args.method != "bm25" else None,
         "n_tables": len(bench.tables),
         "n_units": n_units,
         "index_seconds": round(index_seconds, 2),
@@ -279,14 +287,23 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _slot_metrics(index: PearlTableIndex, queries: Sequence[Any], ks: Sequence[int]) -> dict[str, dict[str, float]]:
+def _slot_metrics(
+    index: PearlTableIndex, queries: Sequence[Any], ks: Sequence[int], lexical_weight: float
+) -> dict[str, dict[str, float]]:
     """Slot R@k of every question, scored over all stored unit vectors (default FAISS store only)."""
     units = index.units
     matrix = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
     if matrix is None:
         return {}
     tables = [list(u.metadata["table_ids"]) for u in units]
-    slots = [slot_rankings(matrix @ np.asarray(index.embed_query(q.question)), tables, ks) for q in queries]
+    order = {u.node_id: i for i, u in enumerate(units)}
+    slots = []
+    for query in queries:
+        scores = matrix @ np.asarray(index.embed_query(query.question))
+        if lexical_weight > 0:
+            for unit_id, lexical in index.lexical_scorer().scores(query.question).items():
+                scores[order[unit_id]] += lexical_weight * lexical
+        slots.append(slot_rankings(scores, tables, ks))
     return evaluate_slot_rankings(queries, slots, ks)
 
 

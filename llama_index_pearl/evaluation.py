@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl.sources import read_table_file
+from llama_index_pearl.stores import unit_vectors
 from llama_index_pearl.table import Table
 
 __all__ = [
@@ -194,21 +195,6 @@ def slot_rankings(
         candidates = list(dict.fromkeys(t for i in order[:k] for t in unit_tables[i]))
         ranked[k] = sorted(candidates, key=lambda t: -own.get(t, any_unit[t]))
     return ranked
-
-
-def unit_vectors(vector_store: Any, unit_ids: Sequence[str]) -> np.ndarray | None:
-    """Stored vectors of ``unit_ids`` (rows in that order); ``None`` for a store other than the default FAISS.
-
-    Args:
-        vector_store: The index's vector store.
-        unit_ids: Unit (node) ids.
-    """
-    from llama_index_pearl.stores import PearlFaissStore
-
-    if not isinstance(vector_store, PearlFaissStore):
-        return None
-    ids = vector_store._node_id_to_faiss_id_map
-    return np.vstack([vector_store.client.reconstruct(int(ids[u])) for u in unit_ids]).astype(np.float32)
 
 
 def evaluate_slot_rankings(

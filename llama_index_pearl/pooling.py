@@ -16,10 +16,18 @@ Scores are unchanged.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["TableHit", "UnitHit", "max_pool", "next_fetch_size", "ranking_is_final"]
+__all__ = [
+    "TableHit",
+    "UnitHit",
+    "fuse_lexical",
+    "lexical_candidates",
+    "max_pool",
+    "next_fetch_size",
+    "ranking_is_final",
+]
 
 
 @dataclass(frozen=True)
@@ -88,3 +96,41 @@ def ranking_is_final(tables: Sequence[TableHit], k: int) -> bool:
 def next_fetch_size(current: int, n_units: int) -> int:
     """Over-fetch schedule: quadruple the unit count, capped at the corpus size."""
     return min(n_units, max(current * 4, current + 1))
+
+
+def fuse_lexical(hits: Iterable[UnitHit], lexical: Mapping[str, float], weight: float) -> list[UnitHit]:
+    """Each hit's score plus ``weight`` times its lexical score (``0`` for a unit sharing no term).
+
+    Args:
+        hits: Units with their dense (cosine) scores.
+        lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.lexical.LexicalScorer`).
+        weight: Cosine gained by the best lexical match.
+    """
+    return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0)) for h in hits]
+
+
+def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, float], weight: float, k: int) -> list[str]:
+    """Unfetched units whose fused score could still reach the top ``k`` tables.
+
+    The store returned the best units by dense score, so an unfetched unit's
+    cosine is at most the lowest fetched one (the floor) and its fused score at
+    most ``floor + weight * lexical``. Only units whose bound exceeds the ``k``-th
+    pooled (fused) table score of the fetched units can change the top ``k``;
+    their exact cosine must be looked up. With fewer than ``k`` tables fetched no
+    bound exists yet: fetch more instead (empty list).
+
+    Args:
+        dense_hits: The fetched units with their dense scores.
+        lexical: Normalised lexical scores by unit id.
+        weight: Cosine gained by the best lexical match.
+        k: Tables wanted.
+    """
+    if not dense_hits or not lexical or weight <= 0:
+        return []
+    tables = max_pool(fuse_lexical(dense_hits, lexical, weight), k)
+    if len(tables) < k:
+        return []
+    floor = min(h.score for h in dense_hits)
+    kth = tables[-1].score
+    fetched = {h.unit_id for h in dense_hits}
+    return [u for u, b in lexical.items() if u not in fetched and floor + weight * b > kth]

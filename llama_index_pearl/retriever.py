@@ -1,8 +1,10 @@
 """``PearlRetriever``: embed the question once, max-pool unit scores to tables.
 
 No LLM runs at query time (paper section 3.2). The retriever asks the vector
-store for the top-n units, pools them to tables with
-:func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
+store for the top-n units, adds each unit's lexical (BM25) evidence
+(:mod:`llama_index_pearl.lexical`; units the store did not return but whose
+words could lift them into the top k are scored from their stored vectors),
+pools them to tables with :func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
 until k distinct tables are found and ties among them are settled
 (:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is exhausted. With the default
 exact FAISS store the result is exact max-pooling; with an approximate or remote
@@ -16,12 +18,23 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size, ranking_is_final
+from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.pooling import (
+    TableHit,
+    UnitHit,
+    fuse_lexical,
+    lexical_candidates,
+    max_pool,
+    next_fetch_size,
+    ranking_is_final,
+)
+from llama_index_pearl.stores import unit_vectors
 
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
@@ -41,6 +54,9 @@ class PearlRetriever(BaseRetriever):
         fetch_k: Units asked for in the first round; default ``max(32, 4k)``.
         include_join_hints_in_text: Append the table's join hints to the node text
             (``JOIN concert.stadium_id = stadium.stadium_id (explicit)``), for LLM consumption.
+        lexical_weight: Cosine added to a unit for its BM25 score relative to the
+            question's best lexical match (:mod:`llama_index_pearl.lexical`); ``0``
+            ranks by the encoder alone, as in the paper.
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
 
@@ -59,6 +75,7 @@ class PearlRetriever(BaseRetriever):
         similarity_top_k: int = 5,
         fetch_k: int | None = None,
         include_join_hints_in_text: bool = False,
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         **kwargs: Any,
@@ -67,7 +84,10 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
         if fetch_k is not None and fetch_k < 1:
             raise ValueError(f"fetch_k must be >= 1, got {fetch_k}")
+        if not 0.0 <= lexical_weight < float("inf"):
+            raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
         self._index = index
+        self._lexical_weight = float(lexical_weight)
         self._similarity_top_k = similarity_top_k
         self._fetch_k = fetch_k
         self._include_join_hints_in_text = include_join_hints_in_text
@@ -87,8 +107,10 @@ class PearlRetriever(BaseRetriever):
             query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
         n_units = len(self._index.units)
         fetch = self._first_fetch(n_units)
+        lexical = self._lexical_scores(query_bundle)
         while True:
-            nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
+            hits = self._fetch(query_bundle, fetch)
+            nodes = self._pool(self._fuse(hits, lexical, query_bundle), hits, fetch, n_units)
             if nodes is not None:
                 return nodes
             fetch = next_fetch_size(fetch, n_units)
@@ -103,8 +125,10 @@ class PearlRetriever(BaseRetriever):
             query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
         n_units = len(self._index.units)
         fetch = self._first_fetch(n_units)
+        lexical = self._lexical_scores(query_bundle)
         while True:
-            nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
+            hits = await self._afetch(query_bundle, fetch)
+            nodes = self._pool(self._fuse(hits, lexical, query_bundle), hits, fetch, n_units)
             if nodes is not None:
                 return nodes
             fetch = next_fetch_size(fetch, n_units)
@@ -114,11 +138,45 @@ class PearlRetriever(BaseRetriever):
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
 
     # -------------------------------------------------------------- helpers
-    def _pool(self, hits: list[UnitHit], fetch: int, n_units: int) -> list[NodeWithScore] | None:
-        """One round: max-pool the fetched units; the table nodes once done, ``None`` to fetch more."""
+    def _lexical_scores(self, query_bundle: QueryBundle) -> dict[str, float]:
+        if self._lexical_weight <= 0:
+            return {}
+        return self._index.lexical_scorer().scores(query_bundle.query_str)
+
+    def _fuse(
+        self, hits: list[UnitHit], lexical: dict[str, float], query_bundle: QueryBundle
+    ) -> tuple[list[UnitHit], bool]:
+        """Fetched units with lexical scores added, plus unfetched units that could now enter the top k.
+
+        Their cosine comes from the stored vectors (default FAISS store). A store
+        that cannot return vectors leaves them open (second value ``False``): the
+        retriever fetches more until none is left, so the ranking stays exact.
+        """
+        weight = self._lexical_weight
+        fused = fuse_lexical(hits, lexical, weight)
+        missing = lexical_candidates(hits, lexical, weight, self._similarity_top_k)
+        if not missing:
+            return fused, True
+        vectors = unit_vectors(self._index.vector_index.vector_store, missing)
+        if vectors is None:
+            return fused, False
+        floor = min(h.score for h in hits)
+        cosines = vectors @ np.asarray(query_bundle.embedding, dtype=np.float32)
+        for unit_id, cosine in zip(missing, cosines):
+            unit = self._index.unit(unit_id)
+            score = float(cosine) + weight * lexical[unit_id]
+            if unit is not None and score >= floor:  # below the floor it cannot reach the top k
+                fused.append(UnitHit(unit_id, list(unit.metadata.get("table_ids", [])), score))
+        return fused, True
+
+    def _pool(
+        self, scored: tuple[list[UnitHit], bool], fetched: list[UnitHit], fetch: int, n_units: int
+    ) -> list[NodeWithScore] | None:
+        """One round: max-pool the (fused) units; the table nodes once done, ``None`` to fetch more."""
+        hits, settled = scored
         tables = max_pool(hits)
-        exhausted = len(hits) < fetch or fetch >= n_units
-        if exhausted or ranking_is_final(tables, self._similarity_top_k):
+        exhausted = len(fetched) < fetch or fetch >= n_units
+        if exhausted or (settled and ranking_is_final(tables, self._similarity_top_k)):
             return self._to_nodes(tables[: self._similarity_top_k])
         return None
 

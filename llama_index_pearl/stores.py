@@ -23,7 +23,15 @@ from llama_index.core.schema import BaseNode, TextNode
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from llama_index.vector_stores.faiss import FaissMapVectorStore
 
-__all__ = ["ID_MAP_FILE", "PearlFaissStore", "build_vector_index", "exact_faiss_store", "normalise", "store_dimension"]
+__all__ = [
+    "ID_MAP_FILE",
+    "PearlFaissStore",
+    "build_vector_index",
+    "exact_faiss_store",
+    "normalise",
+    "store_dimension",
+    "unit_vectors",
+]
 
 ID_MAP_FILE = "id_map.json"
 
@@ -109,6 +117,21 @@ def exact_faiss_store(dim: int) -> PearlFaissStore:
     import faiss
 
     return PearlFaissStore(faiss_index=faiss.IndexIDMap2(faiss.IndexFlatIP(dim)))
+
+
+def unit_vectors(store: BasePydanticVectorStore, unit_ids: Sequence[str]) -> np.ndarray | None:
+    """Stored vectors of ``unit_ids`` (rows in that order); ``None`` for a store other than the default FAISS.
+
+    Args:
+        store: The index's vector store.
+        unit_ids: Unit (node) ids, all present in the store.
+    """
+    if not isinstance(store, PearlFaissStore):
+        return None
+    if not unit_ids:
+        return np.zeros((0, store.client.d), dtype=np.float32)
+    keys = np.asarray([store._node_id_to_faiss_id_map[u] for u in unit_ids], dtype=np.int64)
+    return np.asarray(store.client.reconstruct_batch(keys), dtype=np.float32)
 
 
 def store_dimension(store: BasePydanticVectorStore) -> int | None:

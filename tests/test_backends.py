@@ -12,6 +12,7 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.pooling import UnitHit, max_pool
 from llama_index_pearl.stores import PearlFaissStore, exact_faiss_store, store_dimension
 
@@ -127,9 +128,10 @@ def test_over_fetch_on_a_top_n_store_equals_exact_pooling(music_tables, k):
     for question in QUESTIONS:
         embedding = index.embed_query(question)
         everything = store.query(VectorStoreQuery(query_embedding=embedding, similarity_top_k=n_units))
+        lexical = index.lexical_scorer().scores(question)
         exact = max_pool(
             [
-                UnitHit(i, index.unit(i).metadata["table_ids"], s)
+                UnitHit(i, index.unit(i).metadata["table_ids"], s + DEFAULT_LEXICAL_WEIGHT * lexical.get(i, 0.0))
                 for i, s in zip(everything.ids, everything.similarities)
             ],
             k,

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size, ranking_is_final
+from llama_index_pearl.pooling import (
+    UnitHit,
+    fuse_lexical,
+    lexical_candidates,
+    max_pool,
+    next_fetch_size,
+    ranking_is_final,
+)
 
 
 def test_table_score_is_its_best_unit():
@@ -55,3 +62,18 @@ def test_ranking_is_not_final_while_a_tie_in_the_top_k_lacks_a_next_best_unit():
 
 def test_ranking_is_not_final_with_fewer_than_k_tables():
     assert not ranking_is_final(max_pool([UnitHit("u1", ["a"], 0.9)]), k=2)
+
+
+def test_fusion_adds_the_weighted_lexical_score_to_each_hit():
+    fused = fuse_lexical([UnitHit("u1", ["a"], 0.5), UnitHit("u2", ["b"], 0.4)], {"u2": 1.0}, 0.2)
+    assert [(h.unit_id, round(h.score, 6)) for h in fused] == [("u1", 0.5), ("u2", 0.6)]
+
+
+def test_an_unfetched_unit_is_a_candidate_only_if_its_words_could_lift_it_into_the_top_k():
+    fetched = [UnitHit("u1", ["a"], 0.9), UnitHit("u2", ["b"], 0.6), UnitHit("u5", ["c"], 0.5)]
+    # floor 0.5, 2nd table 0.6: u3 (at most 0.5 + 0.2) may enter, u4 (at most 0.5 + 0.05) cannot
+    assert lexical_candidates(fetched, {"u3": 1.0, "u4": 0.25, "u1": 1.0}, 0.2, k=2) == ["u3"]
+
+
+def test_no_candidates_before_k_tables_are_fetched():
+    assert lexical_candidates([UnitHit("u1", ["a"], 0.9)], {"u3": 1.0}, 0.2, k=2) == []

@@ -1,0 +1,94 @@
+"""Lexical (BM25) evidence: tokens, normalised scores, and fusion with dense scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from embeddings import TrigramEmbedding
+
+from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.lexical import LexicalScorer, lexical_tokens, split_identifiers
+from llama_index_pearl.pooling import UnitHit, max_pool
+
+
+def test_identifiers_are_split_into_words():
+    assert split_identifiers("Has_Pet carMakers") == "Has Pet car Makers"
+
+
+def test_tokens_are_lower_case_singular_and_without_stop_words():
+    assert lexical_tokens(["The Pets of the Students"]) == [["pet", "student"]]
+
+
+def test_scores_are_relative_to_the_best_matching_document():
+    scorer = LexicalScorer(["a", "b", "c"], ["pet owners", "pet pet type", "concert stadium"])
+    scores = scorer.scores("which pet type")
+    assert max(scores.values()) == 1.0
+    assert scores["b"] == 1.0 and 0 < scores["a"] < 1
+    assert "c" not in scores
+
+
+def test_a_question_sharing_no_word_scores_nothing():
+    scorer = LexicalScorer(["a"], ["pet owners"])
+    assert scorer.scores("zebra") == {}
+    assert scorer.rank("zebra", 3) == []
+
+
+def test_scorer_rejects_mismatched_ids_and_texts():
+    with pytest.raises(ValueError, match="2 ids for 1 texts"):
+        LexicalScorer(["a", "b"], ["only one"])
+
+
+def _brute_force_ranking(index: PearlTableIndex, question: str, weight: float) -> list[tuple[str, float]]:
+    """Fused max-pooling over every unit, from the stored vectors."""
+    from llama_index_pearl.stores import unit_vectors
+
+    units = index.units
+    vectors = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
+    dense = vectors @ np.asarray(index.embed_query(question))
+    lexical = index.lexical_scorer().scores(question)
+    hits = [
+        UnitHit(u.node_id, u.metadata["table_ids"], float(d) + weight * lexical.get(u.node_id, 0.0))
+        for u, d in zip(units, dense)
+    ]
+    return [(t.table_id, round(t.score, 5)) for t in max_pool(hits)]
+
+
+@pytest.fixture
+def many_tables_index() -> PearlTableIndex:
+    rng = np.random.default_rng(7)
+    words = ["venue", "band", "album", "label", "city", "genre", "ticket", "tour", "song", "fan", "award", "chart"]
+    tables = {}
+    for i in range(40):
+        cols = list(rng.choice(words, size=3, replace=False))
+        tables[f"t{i}_{cols[0]}"] = pd.DataFrame({c: [f"{c}{j}" for j in range(3)] for c in cols})
+    return PearlTableIndex.from_tables(tables, embed_model=TrigramEmbedding(), augment=False)
+
+
+@pytest.mark.parametrize("question", ["which award did the band get", "ticket prices per city", "chart songs"])
+def test_fused_retrieval_equals_brute_force_fusion_over_all_units(many_tables_index, question):
+    # fetch_k=2 forces the retriever to look up units the store did not return
+    retriever = many_tables_index.as_retriever(similarity_top_k=3, fetch_k=2, lexical_weight=0.3)
+    got = [(n.node.metadata["table_id"], round(n.score, 5)) for n in retriever.retrieve(question)]
+    expected = _brute_force_ranking(many_tables_index, question, 0.3)[:3]
+    assert [s for _, s in got] == [s for _, s in expected]
+    assert {t for t, _ in got} == {t for t, _ in expected}
+
+
+def test_lexical_weight_zero_ranks_by_the_encoder_alone(many_tables_index):
+    question = "which award did the band get"
+    retriever = many_tables_index.as_retriever(similarity_top_k=3, lexical_weight=0.0)
+    got = [round(n.score, 5) for n in retriever.retrieve(question)]
+    assert got == [s for _, s in _brute_force_ranking(many_tables_index, question, 0.0)[:3]]
+
+
+def test_lexical_weight_must_be_finite_and_not_negative(many_tables_index):
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="lexical_weight"):
+            many_tables_index.as_retriever(lexical_weight=bad)
+
+
+def test_inserted_tables_are_scored_lexically(many_tables_index):
+    many_tables_index.insert_tables({"zebra_sightings": pd.DataFrame({"zebra": ["z1"], "park": ["p1"]})})
+    matched = many_tables_index.lexical_scorer().scores("zebra sightings")
+    assert [many_tables_index.unit(u).metadata["table_ids"] for u in matched] == [["zebra_sightings"]]
