@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import bm25s
-
+from llama_index_pearl.extras import require
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer
 
@@ -28,14 +27,15 @@ class BM25TableRanker:
     def __init__(self, tables: Sequence[Table], serializer: Serializer) -> None:
         if not tables:
             raise ValueError("BM25TableRanker needs at least one table")
+        self._bm25s = require("bm25s", "bench", "the BM25 baseline")
         self._ids = [t.id for t in tables]
         texts = [serializer([serializer.view(t)]) for t in tables]
-        self._retriever = bm25s.BM25()
-        self._retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+        self._retriever = self._bm25s.BM25()
+        self._retriever.index(self._bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 
     def rank(self, question: str, k: int) -> list[str]:
         """Top-k table ids for a question (fewer when the question shares no term)."""
-        tokens = bm25s.tokenize([question], stopwords="en", show_progress=False)
+        tokens = self._bm25s.tokenize([question], stopwords="en", show_progress=False)
         k = min(k, len(self._ids))
         docs, scores = self._retriever.retrieve(tokens, k=k, show_progress=False)
         return [self._ids[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]

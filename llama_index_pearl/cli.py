@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_index_pearl import __version__
 from llama_index_pearl.baselines import BM25TableRanker
 from llama_index_pearl.evaluation import (
     DEFAULT_KS,
@@ -59,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pearl", description="PEARL multi-hop table retrieval")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    parser.add_argument("--version", action="version", version=f"pearl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="index the bundled music database and answer 3 multi-hop questions")
