@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import networkx as nx
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.cli import EXAMPLE_DATA
+from llama_index_pearl.cli.commands import EXAMPLE_DATA
 
 
 def main() -> None:
