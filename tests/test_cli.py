@@ -26,6 +26,9 @@ QUERIES = [
         "question": "Which stadium hosted concerts by Ann Lee?",
         "gold_tables": ["music__singer", "music__concert", "music__stadium"],
         "hops": 3,
+        "db": "music",
+        "sql": "SELECT T3.stadium_name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+        "JOIN stadium AS T3 ON T2.stadium_id = T3.stadium_id WHERE T1.name = 'Ann Lee'",
     },
     {"id": "q3", "question": "Who keeps the zebra?", "gold_tables": ["zoo__animal"], "hops": 1},
 ]
@@ -70,6 +73,16 @@ def test_pearl_eval_reports_llm_and_unit_kinds(bench, tmp_path):
     result = json.loads(out.read_text())
     assert {"model", "paths", "prompt_tokens", "completion_tokens", "skipped"} <= set(result["llm"])
     assert result["units_by_kind"]["original"] == 4
+
+
+def test_pearl_eval_scores_join_hints_against_the_gold_sql(bench, tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["eval", str(bench), "--ks", "3,4", "--json", str(out)]) == 0
+    hints = json.loads(out.read_text())["join_hints"]
+    assert set(hints) == {"@3", "@4"}
+    assert hints["@4"]["questions"] == 1 and hints["@4"]["n"] == 1  # 4 tables: every gold table is in the top 4
+    assert hints["@4"]["recall"] == 100.0  # singer-concert and concert-stadium are discovered
+    assert "join hints vs gold SQL joins" in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")

@@ -82,10 +82,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     }
     if args.method == "pearl":
         result.update(_llm_report(index, args))
+        if any(q.sql for q in bench.queries):
+            from llama_index_pearl.hint_evaluation import evaluate_join_hints
+
+            result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
     print(format_metrics(result))
+    if "join_hints" in result:
+        print(format_join_hint_metrics(result["join_hints"]))
     if args.json_out:
         write_json(args.json_out, result)
     return 0
+
+
+def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
+    """One line per k: join-hint recall/precision against the gold SQL's join conditions."""
+    lines = ["join hints vs gold SQL joins (questions with every gold table in the top k):"]
+    for k, row in metrics.items():
+        lines.append(
+            f"  {k:<4} n={row['n']:>4}/{row['questions']:<4} recall {row['recall']:6.2f}  "
+            f"precision {row['precision']:6.2f} (n={row['n_precision']})"
+        )
+    return "\n".join(lines)
 
 
 def _llm_report(index: PearlTableIndex, args: argparse.Namespace) -> dict[str, Any]:
