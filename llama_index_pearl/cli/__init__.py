@@ -5,6 +5,7 @@ pearl index TABLES --out DIR [build options] # CSV/Parquet folder or file, or a 
 pearl index TABLES --estimate [--llm-base …] # dry run: paths, requests, prompt tokens, cached
 pearl query DIR "question" -k 5              # ranked tables, matched questions, join keys
 pearl joins TABLES                           # discovered joins (scored against joins.jsonl when present)
+pearl graph DIR --html OUT.html [--png OUT.png]  # the join graph as a page that opens offline
 pearl eval BENCH_DIR --method pearl|whole-table|bm25 [build options]
 
 The build options (``--llm-base``, ``--embed-model``, ``--budget``, ``--cache-dir``,
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from llama_index_pearl import __version__
-from llama_index_pearl.cli.commands import cmd_demo, cmd_index, cmd_joins, cmd_query
+from llama_index_pearl.cli.commands import cmd_demo, cmd_graph, cmd_index, cmd_joins, cmd_query
 from llama_index_pearl.cli.evaluate import METHODS, cmd_eval
 from llama_index_pearl.cli.options import (
     add_build_options,
@@ -84,6 +85,16 @@ def _parser() -> argparse.ArgumentParser:
     joins.add_argument("--embed-model", help="encoder for column names and values (default: bundled MiniLM)")
     add_discovery_options(joins)
     joins.set_defaults(func=cmd_joins)
+
+    graph = command("graph", "write the join graph as a self-contained HTML page (and/or a PNG of it)")
+    graph.add_argument("index_dir")
+    graph.add_argument("--html", help="the page to write (opens offline in any browser)")
+    graph.add_argument("--png", help="also write a screenshot (needs Chromium)")
+    graph.add_argument("--sample-rows", type=positive_int, default=5, help="rows shown per table (default 5)")
+    graph.add_argument("--width", type=positive_int, default=1280, help="screenshot width")
+    graph.add_argument("--height", type=positive_int, default=800, help="screenshot height")
+    graph.add_argument("--embed-model", help="the encoder the index was built with (default: the recorded one)")
+    graph.set_defaults(func=cmd_graph)
 
     ev = command("eval", "measure retrieval on a benchmark folder")
     ev.add_argument("bench_dir")

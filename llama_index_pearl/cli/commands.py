@@ -19,7 +19,7 @@ from llama_index_pearl.cli.output import (
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.join_hints import compute_join_hints
 
-__all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
+__all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
 EXAMPLE_DATA = Path(__file__).resolve().parents[1] / "example_data"
 DEMO_QUESTIONS = (
@@ -152,4 +152,27 @@ def cmd_joins(args: argparse.Namespace) -> int:
     if args.json_out:
         # a list (provenance, then unified) when both ran, else the one result
         write_json(args.json_out, results if len(results) > 1 else results[0])
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from llama_index_pearl.graph_page import write_graph_page
+
+    if not args.html and not args.png:
+        raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
+    index = load_index(args.index_dir, args)
+    page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
+    write_graph_page(index, page, sample_rows=args.sample_rows)
+    if args.png:
+        from llama_index_pearl.headless import screenshot
+
+        try:
+            screenshot(page, args.png, window=(args.width, args.height))
+        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
+            raise ValueError(f"--png: {exc}") from exc
+        if not args.html:
+            page.unlink()
+    if not args.quiet:
+        written = ", ".join(str(p) for p in (args.html, args.png) if p)
+        print(f"Join graph of {len(index.tables)} tables, {index.join_graph.number_of_edges()} edges: {written}")
     return 0
