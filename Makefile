@@ -3,23 +3,31 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint clean
+.PHONY: setup setup-test demo test lint clean
 
+# the core install: what building and querying an index needs, no test or benchmark extras
 $(BIN)/pearl: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# constraints.txt pins the CPU build of torch; unpinned torch pulls GBs of CUDA wheels
-	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $(BIN)/pearl
 
+# the test extras on top (pytest, ruff, qdrant, parquet, bm25s, sqlglot, openai-like)
+$(VENV)/.test-extras: $(BIN)/pearl
+	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	touch $(VENV)/.test-extras
+
 setup: $(BIN)/pearl
+
+setup-test: $(VENV)/.test-extras
 
 demo: setup
 	$(BIN)/pearl demo
 
 CODE := llama_index_pearl tests examples benchmarks
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 

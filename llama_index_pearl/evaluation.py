@@ -56,6 +56,8 @@ class BenchQuery:
     question: str
     gold_tables: tuple[str, ...]
     hops: int
+    db: str | None = None
+    sql: str | None = None  # gold SQL (SQL benchmarks): join-hint scoring reads its join conditions
 
 
 @dataclass
@@ -93,7 +95,14 @@ def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bo
             table.title = " - ".join(p for p in parts if p) or None
         tables.append(table)
     queries = [
-        BenchQuery(str(q["id"]), q["question"], tuple(q["gold_tables"]), int(q.get("hops", len(q["gold_tables"]))))
+        BenchQuery(
+            str(q["id"]),
+            q["question"],
+            tuple(q["gold_tables"]),
+            int(q.get("hops", len(q["gold_tables"]))),
+            db=q.get("db"),
+            sql=q.get("sql"),
+        )
         for q in _read_jsonl(folder / "queries.jsonl")
     ]
     return Benchmark(folder.name, tables, queries)

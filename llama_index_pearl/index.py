@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
 from llama_index.core.llms import LLM
+from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, TextNode
 
 from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
@@ -313,39 +315,47 @@ class PearlTableIndex(IncrementalMixin):
         similarity_top_k: int = 5,
         include_join_hints_in_text: bool = False,
         **kwargs: Any,
-    ) -> Any:
+    ) -> RetrieverQueryEngine:
         """A ``RetrieverQueryEngine`` over retrieved tables.
 
         Args:
-            llm: Answering LLM; default the index's LLM (else LlamaIndex's default).
+            llm: Answering LLM; default the index's LLM, else an explicitly set ``Settings.llm``.
             similarity_top_k: Tables retrieved per question.
             include_join_hints_in_text: Show the LLM how the retrieved tables join.
             **kwargs: Passed to ``RetrieverQueryEngine.from_args``.
+
+        Raises:
+            ValueError: No LLM (never LlamaIndex's OpenAI default); the message says where to give one.
         """
-        from llama_index.core.query_engine import RetrieverQueryEngine
+        from llama_index_pearl.engines import query_engine
 
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
-        return RetrieverQueryEngine.from_args(retriever, llm=llm or self._llm, **kwargs)
+        return query_engine(retriever, llm or self._llm, **kwargs)
 
     def as_chat_engine(
         self,
         llm: LLM | None = None,
         similarity_top_k: int = 5,
         include_join_hints_in_text: bool = False,
+        chat_mode: ChatMode | str = ChatMode.CONDENSE_PLUS_CONTEXT,
         **kwargs: Any,
-    ) -> Any:
-        """A ``CondensePlusContextChatEngine`` grounded on retrieved tables.
+    ) -> BaseChatEngine:
+        """A chat engine grounded on retrieved tables.
 
         Args:
-            llm: Chat LLM; default the index's LLM (else LlamaIndex's default).
+            llm: Chat LLM; default the index's LLM, else an explicitly set ``Settings.llm``.
             similarity_top_k: Tables retrieved per turn.
             include_join_hints_in_text: Show the LLM how the retrieved tables join.
-            **kwargs: Passed to ``CondensePlusContextChatEngine.from_defaults``.
+            chat_mode: ``"condense_plus_context"`` (default), ``"context"`` or ``"condense_question"``.
+            **kwargs: Passed to the chat engine's ``from_defaults``.
+
+        Raises:
+            ValueError: Another ``chat_mode``, or no LLM.
         """
-        from llama_index.core.chat_engine import CondensePlusContextChatEngine
+        from llama_index_pearl.engines import chat_engine
 
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
-        return CondensePlusContextChatEngine.from_defaults(retriever, llm=llm or self._llm, **kwargs)
+        return chat_engine(retriever, llm or self._llm, chat_mode=chat_mode, **kwargs)
 
     # ---------------------------------------------------------- persistence
     def persist(self, persist_dir: str | Path) -> None:

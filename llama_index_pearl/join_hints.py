@@ -1,8 +1,8 @@
 """Join hints: how the tables of one retrieval result join each other, read off the join graph.
 
-For every pair of returned tables, a hint gives the column pairs that join them,
-directly (an edge of the join graph) or through one intermediate table (two
-edges; the intermediate table is named even when it was not retrieved), and
+For the returned tables, hints give the column pairs that join them, each join
+once: directly (an edge of the join graph), or through one intermediate table
+(two edges; named in ``via``) for a pair no other hint connects, and
 whether each join is declared (SQL foreign key), explicit (schema-level) or
 implicit (values/semantics only). Pure functions over a networkx graph built by
 :func:`llama_index_pearl.joins.build_join_graph`; no retrieval state.
@@ -114,22 +114,31 @@ def _referencing_first(graph: nx.Graph, a: str, b: str) -> tuple[str, str]:
 
 
 def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHint]:
-    """Join hints for every pair of ``table_ids`` joined directly or through one intermediate table.
+    """The joins that connect ``table_ids``, each listed once.
+
+    Every direct join between two of the tables is a hint. A two-hop hint through
+    an intermediate table is added only for a pair the hints so far leave
+    unconnected: a join through a retrieved middle table is already spelled out
+    by that table's own hints, and repeating it would double every key.
 
     Args:
         graph: A join graph (tables as nodes; edges with ``column_pairs``, ``kind``, ``declared``).
         table_ids: Retrieved tables, in result order.
 
     Returns:
-        One hint per joinable pair, in result order of the pair; direct joins win over two-hop ones.
+        Direct hints in result order of the pair, then two-hop hints in result order.
     """
-    hints = []
     present = [t for t in dict.fromkeys(table_ids) if t in graph]
+    connected = nx.utils.UnionFind(present)
+    hints = []
     for a, b in combinations(present, 2):
         if graph.has_edge(a, b):
             hints.append(JoinHint((a, b), (_hop(graph, *_referencing_first(graph, a, b)),)))
-        elif (middle := _via(graph, a, b)) is not None:
+            connected.union(a, b)
+    for a, b in combinations(present, 2):
+        if connected[a] != connected[b] and (middle := _via(graph, a, b)) is not None:
             hints.append(JoinHint((a, b), (_hop(graph, a, middle), _hop(graph, middle, b)), via=middle))
+            connected.union(a, b)
     return hints
 
 

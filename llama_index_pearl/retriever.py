@@ -52,8 +52,10 @@ class PearlRetriever(BaseRetriever):
         index: The index to search.
         similarity_top_k: How many tables to return.
         fetch_k: Units asked for in the first round; default ``max(32, 4k)``.
-        include_join_hints_in_text: Append the table's join hints to the node text
-            (``JOIN concert.stadium_id = stadium.stadium_id (explicit)``), for LLM consumption.
+        include_join_hints_in_text: Append join hints to the node text
+            (``JOIN concert.stadium_id = stadium.stadium_id (explicit)``), for LLM consumption;
+            each hint goes to the later-ranked of its two tables, so the nodes together
+            list every join once.
         lexical_weight: Cosine added to a unit for its BM25 score relative to the
             question's best lexical match (:mod:`llama_index_pearl.lexical`); ``0``
             ranks by the encoder alone, as in the paper.
@@ -205,8 +207,11 @@ class PearlRetriever(BaseRetriever):
             "join_hints": [h.to_dict() for h in hints],
         }
         text = self._index.table_text(hit.table_id)
-        if self._include_join_hints_in_text and hints:
-            text = f"{text}\n{format_join_hints(hints)}"
+        # in the text, a hint follows the later-ranked of its two tables, so a context that
+        # concatenates the nodes (query/chat engines) reads each join once
+        own = [h for h in hints if h.tables[-1] == hit.table_id]
+        if self._include_join_hints_in_text and own:
+            text = f"{text}\n{format_join_hints(own)}"
         node = TextNode(id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)), text=text, metadata=metadata)
         hidden = [k for k in metadata if k != "table_id"]
         node.excluded_llm_metadata_keys = hidden

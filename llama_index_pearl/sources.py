@@ -14,6 +14,7 @@ from typing import Any, Union
 
 import pandas as pd
 
+from llama_index_pearl.extras import require
 from llama_index_pearl.table import ForeignKey, Table, normalize_column_name
 
 __all__ = ["TableSource", "load_tables", "read_table_file", "tables_from_sql"]
@@ -147,6 +148,7 @@ def read_table_file(path: Path, *, dedupe_columns: bool = False) -> Table:
             Table(id=path.stem, df=pd.DataFrame(columns=names))  # reports repeated headers by name
             df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace", header=0, names=names)
         else:
+            require("pyarrow", "parquet", "reading Parquet files")
             df = pd.read_parquet(path)
     except ValueError as exc:
         if str(path) in str(exc):

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from llama_index_pearl.cli import main
+from llama_index_pearl.cli import _parser, main
+
+try:
+    from fake_openai import FakeOpenAIServer
+except ImportError:  # tests/ became a package
+    from tests.fake_openai import FakeOpenAIServer
 
 TABLES = {
     "music__singer": "singer_id,name,country\n1,Joe Sharp,France\n2,Ann Lee,Canada\n3,Rosa Park,Chile\n",
@@ -21,6 +26,9 @@ QUERIES = [
         "question": "Which stadium hosted concerts by Ann Lee?",
         "gold_tables": ["music__singer", "music__concert", "music__stadium"],
         "hops": 3,
+        "db": "music",
+        "sql": "SELECT T3.stadium_name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+        "JOIN stadium AS T3 ON T2.stadium_id = T3.stadium_id WHERE T1.name = 'Ann Lee'",
     },
     {"id": "q3", "question": "Who keeps the zebra?", "gold_tables": ["zoo__animal"], "hops": 1},
 ]
@@ -67,11 +75,30 @@ def test_pearl_eval_reports_llm_and_unit_kinds(bench, tmp_path):
     assert result["units_by_kind"]["original"] == 4
 
 
-def test_query_json_lists_tables_with_scores(bench, tmp_path, capsys):
-    out = tmp_path / "idx"
-    main(["index", str(bench / "tables"), "--out", str(out)])
-    capsys.readouterr()
-    main(["query", str(out), "Who keeps the zebra?", "-k", "2", "--json"])
+def test_pearl_eval_scores_join_hints_against_the_gold_sql(bench, tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["eval", str(bench), "--ks", "3,4", "--json", str(out)]) == 0
+    hints = json.loads(out.read_text())["join_hints"]
+    assert set(hints) == {"@3", "@4"}
+    assert hints["@4"]["questions"] == 1 and hints["@4"]["n"] == 1  # 4 tables: every gold table is in the top 4
+    assert hints["@4"]["recall"] == 100.0  # singer-concert and concert-stadium are discovered
+    assert "join hints vs gold SQL joins" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One index of the tiny benchmark's tables, built by ``pearl index``, shared by the query tests."""
+    folder = tmp_path_factory.mktemp("built")
+    tables = folder / "tables"
+    tables.mkdir()
+    for table_id, csv in TABLES.items():
+        (tables / f"{table_id}.csv").write_text(csv)
+    assert main(["index", str(tables), "--out", str(folder / "idx"), "--quiet"]) == 0
+    return folder / "idx"
+
+
+def test_query_json_lists_tables_with_scores(built, capsys):
+    main(["query", str(built), "Who keeps the zebra?", "-k", "2", "--json"])
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["table_id"] == "zoo__animal"
     assert len(rows) == 2 and rows[0]["score"] >= rows[1]["score"]
@@ -97,3 +124,105 @@ def test_joins_without_provenance_scores_only_the_unified_pool(bench, tmp_path):
 def test_bad_benchmark_folder_is_a_clear_error(tmp_path, capsys):
     assert main(["eval", str(tmp_path)]) == 2
     assert "is not a benchmark folder" in capsys.readouterr().err
+
+
+def test_query_text_shows_matched_question_and_join_keys(built, capsys):
+    assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "generated question:" in out
+    assert "join keys:" in out and "JOIN music__concert." in out
+
+
+def test_index_prints_a_human_summary_not_json(bench, tmp_path, capsys):
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Indexed 4 tables into ")
+    assert "join graph:" in out and "explicit" in out and "LLM calls" in out
+    assert "{" not in out.splitlines()[0]
+
+
+def test_index_json_prints_the_build_report(bench, tmp_path, capsys):
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_tables"] == 4 and report["units_by_kind"]["original"] == 4
+
+
+def test_index_estimate_is_a_dry_run_with_the_llm_options(bench, tmp_path, capsys):
+    with FakeOpenAIServer() as server:
+        argv = ["index", str(bench / "tables"), "--estimate", "--json", "--llm-base", server.base_url]
+        assert main([*argv, "--cache-dir", str(tmp_path / "cache"), "--budget", "5"]) == 0
+        assert server.request_count == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["tables"] == 4 and estimate["paths"] >= 1
+    assert estimate["requests"] == estimate["paths"] and estimate["prompt_tokens"] > 0
+    assert estimate["cached_requests"] == 0
+    assert not (tmp_path / "idx").exists()
+
+
+def test_index_with_an_llm_base_builds_through_the_server(bench, tmp_path, capsys):
+    with FakeOpenAIServer() as server:
+        argv = ["index", str(bench / "tables"), "--out", str(tmp_path / "idx"), "--llm-base", server.base_url]
+        assert main([*argv, "--llm-model", "fake", "--cache-dir", str(tmp_path / "cache")]) == 0
+        calls = server.request_count
+    assert calls >= 1
+    assert f"{calls} LLM calls" in capsys.readouterr().out
+    assert json.loads((tmp_path / "idx" / "pearl.json").read_text())["config"]["generator"] != "none"
+
+
+def test_index_and_eval_accept_the_same_build_options():
+    subcommands = _parser()._subparsers._group_actions[0].choices
+
+    def options(name):
+        return {o for a in subcommands[name]._actions for o in a.option_strings}
+
+    build = {"--llm-base", "--llm-model", "--embed-model", "--budget", "--cache-dir", "--no-provenance"}
+    build |= {"--cross-source-joins", "--single-hop", "--explicit-only", "--no-fallback", "--concurrency"}
+    assert build <= options("index") and build <= options("eval")
+    assert options("index") - options("eval") == {"--out", "--estimate"}
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_and_quiet_work_before_or_after_the_subcommand(where):
+    for flag, attr in (("-v", "verbose"), ("--quiet", "quiet")):
+        argv = [flag, "query", "idx", "q"] if where == "before" else ["query", "idx", "q", flag]
+        assert getattr(_parser().parse_args(argv), attr) is True
+
+
+def test_out_pointing_at_a_file_is_an_error_without_traceback(bench, tmp_path, capsys):
+    target = tmp_path / "taken.txt"
+    target.write_text("x")
+    assert main(["index", str(bench / "tables"), "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "is a file" in err and "Traceback" not in err
+
+
+def test_k_zero_is_a_usage_error(built, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["query", str(built), "q", "-k", "0"])
+    assert exit_info.value.code == 2
+    assert "-k: must be at least 1" in capsys.readouterr().err
+
+
+def test_query_on_a_missing_index_is_a_clear_error(tmp_path, capsys):
+    assert main(["query", str(tmp_path / "nothing"), "q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pearl query: error:") and "Traceback" not in err
+
+
+def test_joins_on_a_plain_folder_lists_the_discovered_edges(bench, capsys):
+    assert main(["joins", str(bench / "tables")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Join graph: 4 tables")
+    assert "music__concert.singer_id = music__singer.singer_id" in out
+
+
+def test_joins_on_a_folder_with_joins_jsonl_scores_it(bench, tmp_path, capsys):
+    folder = tmp_path / "lake"
+    folder.mkdir()
+    for table_id, csv in TABLES.items():
+        (folder / f"{table_id}.csv").write_text(csv)
+    (folder / "joins.jsonl").write_text((bench / "joins.jsonl").read_text())
+    out_json = tmp_path / "j.json"
+    assert main(["joins", str(folder), "--json", str(out_json)]) == 0
+    assert "Scored against joins.jsonl" in capsys.readouterr().out
+    assert json.loads(out_json.read_text())["table_pairs"]["recall"] == 1.0

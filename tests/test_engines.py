@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from llama_index.core.chat_engine import CondensePlusContextChatEngine
+from llama_index.core.chat_engine import CondensePlusContextChatEngine, CondenseQuestionChatEngine, ContextChatEngine
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.tools import QueryEngineTool, RetrieverTool
@@ -85,3 +85,38 @@ def test_query_engine_tool_wraps_the_query_engine(index):
     output = tool.call("Wembley capacity")
     assert output.tool_name == "table_qa"
     assert _tables(output.raw_output.source_nodes)[0] == "stadium"
+
+
+@pytest.mark.parametrize(
+    ("mode", "engine_class"),
+    [
+        ("context", ContextChatEngine),
+        ("condense_question", CondenseQuestionChatEngine),
+        (None, CondensePlusContextChatEngine),
+    ],
+)
+def test_as_chat_engine_honours_supported_chat_modes(index, mode, engine_class):
+    kwargs = {} if mode is None else {"chat_mode": mode}
+    chat = index.as_chat_engine(llm=MockLLM(), similarity_top_k=2, **kwargs)
+    assert type(chat) is engine_class
+    assert "stadium" in _tables(chat.chat("Wembley capacity").source_nodes)
+
+
+@pytest.mark.parametrize("mode", ["simple", "react", "best", "no_such_mode"])
+def test_as_chat_engine_rejects_modes_that_would_not_use_the_tables(index, mode):
+    with pytest.raises(ValueError, match=rf"chat_mode '{mode}' is not supported.*'context'"):
+        index.as_chat_engine(llm=MockLLM(), chat_mode=mode)
+
+
+@pytest.mark.parametrize("method", ["as_query_engine", "as_chat_engine"])
+def test_engines_without_any_llm_say_how_to_give_one(index, method):
+    with pytest.raises(ValueError, match=rf"{method}\(\) needs an LLM.*Settings\.llm"):
+        getattr(index, method)()
+
+
+def test_engines_use_an_explicitly_set_settings_llm(index, monkeypatch):
+    from llama_index.core import Settings
+
+    monkeypatch.setattr(Settings, "_llm", MockLLM())
+    response = index.as_query_engine(similarity_top_k=1).query("Wembley capacity")
+    assert _tables(response.source_nodes) == ["stadium"]

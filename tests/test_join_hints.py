@@ -48,7 +48,20 @@ def test_declared_joins_say_so_in_text():
 
 def test_hints_for_table_keeps_only_hints_naming_it():
     hints = compute_join_hints(_chain(), ["singer", "concert", "stadium"])
-    assert {h.tables for h in hints_for_table(hints, "stadium")} == {("singer", "stadium"), ("concert", "stadium")}
+    assert {h.tables for h in hints_for_table(hints, "stadium")} == {("concert", "stadium")}
+
+
+def test_a_join_through_a_retrieved_middle_table_is_listed_once():
+    hints = compute_join_hints(_chain(), ["singer", "stadium", "concert"])
+    assert [h.tables for h in hints] == [("singer", "concert"), ("stadium", "concert")]
+    assert all(h.via is None for h in hints)
+
+
+def test_two_hop_hint_only_for_pairs_no_direct_join_connects():
+    graph = _chain()
+    _edge(graph, "singer", "home_stadium", "stadium", "stadium_id")  # a triangle: every pair joins directly
+    hints = compute_join_hints(graph, ["singer", "stadium"])
+    assert [(h.tables, h.via) for h in hints] == [(("singer", "stadium"), None)]
 
 
 def test_retrieved_nodes_carry_join_hints_and_the_matched_question(music_tables, hashing_embedding):
@@ -72,8 +85,12 @@ def test_hints_are_hidden_from_node_text_by_default(music_tables, hashing_embedd
 def test_include_join_hints_in_text_appends_join_lines(music_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
     retriever = index.as_retriever(similarity_top_k=3, include_join_hints_in_text=True)
-    texts = {n.node.metadata["table_id"]: n.node.get_content() for n in retriever.retrieve("stadium concert")}
-    assert "JOIN concert.stadium_id = stadium.stadium_id (explicit)" in texts["stadium"]
+    nodes = retriever.retrieve("stadium concert")
+    context = "\n".join(n.node.get_content() for n in nodes)
+    assert context.count("JOIN concert.stadium_id = stadium.stadium_id (explicit)") == 1
+    later = max(("concert", "stadium"), key=[n.node.metadata["table_id"] for n in nodes].index)
+    later_text = next(n.node.get_content() for n in nodes if n.node.metadata["table_id"] == later)
+    assert "JOIN concert.stadium_id" in later_text
 
 
 def test_declared_foreign_keys_show_as_declared_hints(hashing_embedding):

@@ -15,10 +15,10 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_index_pearl.joins.discovery import TAU_2H, discover_join_paths
+from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
 from llama_index_pearl.table import normalize_column_name
 
-__all__ = ["evaluate_join_discovery", "format_join_report", "prf"]
+__all__ = ["evaluate_join_discovery", "format_join_report", "prf", "score_discovery"]
 
 Pair = frozenset[str]
 
@@ -47,9 +47,9 @@ def _column(table: str, column: str) -> str:
     return f"{table}.{normalize_column_name(column)}"
 
 
-def _gold(bench_dir: Path) -> tuple[set[Pair], set[Pair]]:
+def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair]]:
     tables, columns = set(), set()
-    with (bench_dir / "joins.jsonl").open() as handle:
+    with joins_file.open() as handle:
         for line in handle:
             if not line.strip():
                 continue
@@ -76,6 +76,49 @@ def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair]
         tables.add(frozenset((lt, rt)))
         columns.add(frozenset((_column(lt, lc), _column(rt, rc))))
     return tables, columns
+
+
+def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
+    """Precision/recall of discovered edges and selected paths against a ``joins.jsonl`` file.
+
+    Args:
+        result: What :func:`~llama_index_pearl.joins.discovery.discover_join_paths` found.
+        joins_file: Gold joins, one ``{"left": "table.column", "right": "table.column"}`` per line.
+
+    Returns:
+        ``table_pairs`` and ``column_pairs`` (explicit edges with f >= tau_2h),
+        ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
+        ``implicit_table_pairs`` (implicit edges with f >= tau_2h) and ``n_paths``.
+    """
+    gold_tables, gold_columns = _gold(joins_file)
+
+    def quad(e: Any) -> tuple[str, str, str, str]:
+        return e.left_table, e.left_column, e.right_table, e.right_column
+
+    explicit_t, explicit_c = _pairs(quad(e) for e in result.edges if e.explicit and e.score >= TAU_2H)
+    implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
+    hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
+    selected_t, selected_c = _pairs(hop_pairs)
+    selected_explicit_t, _ = _pairs(
+        quad(p) for path in result.paths if path.kind.value == "explicit" for hop in path.hops for p in hop
+    )
+    return {
+        "table_pairs": prf(explicit_t, gold_tables),
+        "column_pairs": prf(explicit_c, gold_columns),
+        "selected": {
+            "table_pairs": prf(selected_t, gold_tables),
+            "column_pairs": prf(selected_c, gold_columns),
+            "explicit_table_pairs": prf(selected_explicit_t, gold_tables),
+        },
+        "implicit_table_pairs": prf(implicit_t - explicit_t, gold_tables),
+        "n_paths": {
+            "selected": len(result.paths),
+            "explicit": sum(p.kind.value == "explicit" for p in result.paths),
+            "implicit": sum(p.kind.value == "implicit" for p in result.paths),
+            "three_hop": sum(len(p.tables) == 3 for p in result.paths),
+            "candidates": result.candidate_paths,
+        },
+    }
 
 
 def evaluate_join_discovery(
@@ -116,38 +159,12 @@ def evaluate_join_discovery(
         tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
     )
     seconds = time.perf_counter() - start
-    gold_tables, gold_columns = _gold(bench_dir)
-
-    def quad(e: Any) -> tuple[str, str, str, str]:
-        return e.left_table, e.left_column, e.right_table, e.right_column
-
-    explicit_t, explicit_c = _pairs(quad(e) for e in result.edges if e.explicit and e.score >= TAU_2H)
-    implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
-    hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
-    selected_t, selected_c = _pairs(hop_pairs)
-    selected_explicit_t, _ = _pairs(
-        quad(p) for path in result.paths if path.kind.value == "explicit" for hop in path.hops for p in hop
-    )
     return {
         "bench": bench_dir.name,
         "provenance": provenance,
         "cross_source_joins": cross_source_joins,
         "n_tables": len(tables),
-        "table_pairs": prf(explicit_t, gold_tables),
-        "column_pairs": prf(explicit_c, gold_columns),
-        "selected": {
-            "table_pairs": prf(selected_t, gold_tables),
-            "column_pairs": prf(selected_c, gold_columns),
-            "explicit_table_pairs": prf(selected_explicit_t, gold_tables),
-        },
-        "implicit_table_pairs": prf(implicit_t - explicit_t, gold_tables),
-        "n_paths": {
-            "selected": len(result.paths),
-            "explicit": sum(p.kind.value == "explicit" for p in result.paths),
-            "implicit": sum(p.kind.value == "implicit" for p in result.paths),
-            "three_hop": sum(len(p.tables) == 3 for p in result.paths),
-            "candidates": result.candidate_paths,
-        },
+        **score_discovery(result, bench_dir / "joins.jsonl"),
         "stage_seconds": result.seconds,
         "seconds": round(seconds, 3),
     }

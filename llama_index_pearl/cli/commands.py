@@ -1,0 +1,178 @@
+"""``pearl demo``, ``index``, ``query`` and ``joins``: each a thin layer over the library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from llama_index_pearl.cli.options import build_kwargs, embed_model_from_args, estimate_kwargs
+from llama_index_pearl.cli.output import (
+    format_build_summary,
+    format_estimate,
+    format_join_edges,
+    format_ranked,
+)
+from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.join_hints import compute_join_hints
+
+__all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
+
+EXAMPLE_DATA = Path(__file__).resolve().parents[1] / "example_data"
+DEMO_QUESTIONS = (
+    "In which city did Velvet Harbor play the Harbor Nights Tour?",
+    "Which songs appear on albums released by artists signed to Northwind Records?",
+    "How much did standing tickets cost at concerts held in Blue Lantern Hall?",
+)
+DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def write_json(path: str, data: Any) -> None:
+    """Write ``data`` as JSON, creating parent folders."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"--json {path!r} is a folder; give a file name")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2))
+
+
+def _summary(index: PearlTableIndex) -> str:
+    hops = Counter(len(path.tables) for path in index.join_paths)
+    return format_build_summary(index.report, index.join_graph, index.config.generator, hops)
+
+
+def _ranked(index: PearlTableIndex, question: str, k: int, **retriever: Any) -> tuple[list[Any], str]:
+    nodes = index.as_retriever(similarity_top_k=k, **retriever).retrieve(question)
+    hints = compute_join_hints(index.join_graph, [n.node.metadata["table_id"] for n in nodes])
+    return nodes, format_ranked(question, nodes, hints)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    index = PearlTableIndex.from_tables(EXAMPLE_DATA)
+    if not args.quiet:
+        print(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
+        print(_summary(index))
+        print(
+            "\nFor each question: the ranked tables, the generated question of the unit that matched,"
+            " and the join keys between the returned tables."
+        )
+    for question in DEMO_QUESTIONS:
+        print("\n" + _ranked(index, question, args.k)[1])
+    if not args.quiet:
+        print('\nYour own tables: pearl index FOLDER --out idx && pearl query idx "question"')
+    return 0
+
+
+def _check_out(out: str) -> Path:
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {out!r} is a file; give a folder for the index")
+    return folder
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    kwargs = build_kwargs(args)
+    if args.estimate:
+        estimate = PearlTableIndex.estimate_cost(args.tables, **estimate_kwargs(kwargs))
+        generator = kwargs["generator"].model_name if "generator" in kwargs else "the heuristic generator (free)"
+        print(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
+        return 0
+    if args.out is None:
+        raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
+    out = _check_out(args.out)
+    index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **kwargs)
+    index.persist(out)
+    if args.json:
+        print(json.dumps({"out": str(out), **index.report.to_dict()}, indent=2))
+    elif not args.quiet:
+        print(_summary(index))
+        print(f'Wrote {out}/; ask it: pearl query {out} "your question"')
+    return 0
+
+
+def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
+    """Load a persisted index with the encoder it was built with (``--embed-model`` or the recorded one)."""
+    embed_model = embed_model_from_args(args)
+    manifest = Path(index_dir) / "pearl.json"
+    if embed_model is None and manifest.is_file():
+        recorded = json.loads(manifest.read_text()).get("embed_model")
+        if recorded and recorded != DEFAULT_ENCODER:
+            args.embed_model = recorded
+            embed_model = embed_model_from_args(args)
+    return PearlTableIndex.load(index_dir, embed_model=embed_model)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    index = load_index(args.index_dir, args)
+    nodes, text = _ranked(index, args.question, args.k, lexical_weight=args.lexical_weight)
+    if args.json:
+        rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
+        print(json.dumps(rows, indent=2))
+    else:
+        print(text)
+    return 0
+
+
+def _is_benchmark(path: Path) -> bool:
+    return (path / "tables").is_dir() and (path / "joins.jsonl").is_file()
+
+
+def cmd_joins(args: argparse.Namespace) -> int:
+    from llama_index_pearl.joins import discover_join_paths, evaluate_join_discovery, format_join_report
+    from llama_index_pearl.joins.evaluate import score_discovery
+    from llama_index_pearl.sources import load_tables
+
+    source = Path(args.tables)
+    embed_model = embed_model_from_args(args)
+    results = []
+    if _is_benchmark(source):
+        # with provenance, the unified pool is scored too: the paper's setting stays comparable
+        for provenance in [True, False] if args.provenance else [False]:
+            result = evaluate_join_discovery(
+                source, embed_model, provenance=provenance, cross_source_joins=args.cross_source_joins
+            )
+            print(format_join_report(result) + "\n")
+            results.append(result)
+    else:
+        started = time.perf_counter()
+        tables = load_tables(args.tables)
+        policy = args.cross_source_joins if args.provenance else "always"
+        discovery = discover_join_paths(tables, embed_model, cross_source_joins=policy)
+        print(format_join_edges(discovery.graph))
+        result = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
+        gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"
+        if gold.is_file():
+            result.update(score_discovery(discovery, gold), bench=source.name, cross_source_joins=policy)
+            result["seconds"] = round(time.perf_counter() - started, 3)
+            print("\nScored against " + gold.name + ":\n" + format_join_report(result))
+        results.append(result)
+    if args.json_out:
+        # a list (provenance, then unified) when both ran, else the one result
+        write_json(args.json_out, results if len(results) > 1 else results[0])
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from llama_index_pearl.graph_page import write_graph_page
+
+    if not args.html and not args.png:
+        raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
+    index = load_index(args.index_dir, args)
+    page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
+    write_graph_page(index, page, sample_rows=args.sample_rows)
+    if args.png:
+        from llama_index_pearl.headless import screenshot
+
+        try:
+            screenshot(page, args.png, window=(args.width, args.height))
+        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
+            raise ValueError(f"--png: {exc}") from exc
+        if not args.html:
+            page.unlink()
+    if not args.quiet:
+        written = ", ".join(str(p) for p in (args.html, args.png) if p)
+        print(f"Join graph of {len(index.tables)} tables, {index.join_graph.number_of_edges()} edges: {written}")
+    return 0

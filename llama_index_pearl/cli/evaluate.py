@@ -1,0 +1,145 @@
+"""``pearl eval``: build an index over a benchmark's tables and measure retrieval."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from llama_index_pearl.cli.commands import write_json
+from llama_index_pearl.cli.options import ABLATIONS, build_kwargs
+from llama_index_pearl.evaluation import (
+    evaluate_rankings,
+    evaluate_slot_rankings,
+    format_metrics,
+    load_benchmark,
+    slot_rankings,
+    time_queries,
+    unit_vectors,
+)
+from llama_index_pearl.index import PearlTableIndex
+
+__all__ = ["METHODS", "cmd_eval", "parse_ks"]
+
+METHODS = ("pearl", "whole-table", "bm25")
+
+
+def parse_ks(text: str) -> list[int]:
+    """``"1,2,5"`` -> ``[1, 2, 5]``; every k must be a positive integer."""
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise ValueError(f"--ks must be comma-separated integers, got {text!r}") from exc
+    if not ks or ks[0] < 1:
+        raise ValueError(f"--ks must hold positive integers, got {text!r}")
+    return ks
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    ks = parse_ks(args.ks)
+    bench = load_benchmark(args.bench_dir, titles=args.titles, provenance=args.provenance)
+    started = time.perf_counter()
+    build = build_kwargs(args, provenance_in_tables=True)
+    if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
+        build = {key: build[key] for key in ("embed_model", "include_titles", "max_rows")}
+    index = PearlTableIndex.from_tables(
+        bench.tables, show_progress=args.verbose, augment=args.method == "pearl", **build
+    )
+    index_seconds = time.perf_counter() - started
+    questions = [q.question for q in bench.queries]
+    top = max(ks)
+    if args.method == "bm25":
+        from llama_index_pearl.baselines import BM25TableRanker
+
+        ranker = BM25TableRanker(list(index.tables.values()), index.serializer)
+        rankings, latency = time_queries(lambda q: ranker.rank(q, top), questions)
+        n_units = len(index.tables)
+        slot_metrics = {}
+    else:
+        retriever = index.as_retriever(similarity_top_k=top, lexical_weight=args.lexical_weight)
+
+        def ranked_ids(question: str) -> list[str]:
+            return [n.node.metadata["table_id"] for n in retriever.retrieve(question)]
+
+        rankings, latency = time_queries(ranked_ids, questions)
+        n_units = len(index.units)
+        slot_metrics = _slot_metrics(index, bench.queries, ks, args.lexical_weight)
+    result = {
+        "bench": bench.name,
+        "method": args.method,
+        "titles": args.titles,
+        "provenance": args.provenance,
+        "lexical_weight": args.lexical_weight if args.method != "bm25" else None,
+        "n_tables": len(bench.tables),
+        "n_units": n_units,
+        "index_seconds": round(index_seconds, 2),
+        "query_latency_ms": latency,
+        "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
+        "units_by_kind": index.report.units_by_kind,
+        "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
+    }
+    if args.method == "pearl":
+        result.update(_llm_report(index, args))
+        if any(q.sql for q in bench.queries):
+            from llama_index_pearl.hint_evaluation import evaluate_join_hints
+
+            result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
+    print(format_metrics(result))
+    if "join_hints" in result:
+        print(format_join_hint_metrics(result["join_hints"]))
+    if args.json_out:
+        write_json(args.json_out, result)
+    return 0
+
+
+def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
+    """One line per k: join-hint recall/precision against the gold SQL's join conditions."""
+    lines = ["join hints vs gold SQL joins (questions with every gold table in the top k):"]
+    for k, row in metrics.items():
+        lines.append(
+            f"  {k:<4} n={row['n']:>4}/{row['questions']:<4} recall {row['recall']:6.2f}  "
+            f"precision {row['precision']:6.2f} (n={row['n_precision']})"
+        )
+    return "\n".join(lines)
+
+
+def _llm_report(index: PearlTableIndex, args: argparse.Namespace) -> dict[str, Any]:
+    generation = index.report.generation
+    return {
+        "ablations": [flag for flag in ABLATIONS if getattr(args, flag)],
+        "llm": {
+            "model": index.config.generator,
+            "paths": index.report.n_paths,
+            "prompt_tokens": generation.get("prompt_tokens", 0),
+            "completion_tokens": generation.get("completion_tokens", 0),
+            "skipped": len(generation.get("skipped", [])),
+            "cached": generation.get("cached", 0),
+        },
+    }
+
+
+def _slot_metrics(
+    index: PearlTableIndex, queries: Sequence[Any], ks: Sequence[int], lexical_weight: float
+) -> dict[str, dict[str, float]]:
+    """Slot R@k of every question, scored over all stored unit vectors (default FAISS store only)."""
+    units = index.units
+    matrix = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
+    if matrix is None:
+        return {}
+    tables = [list(u.metadata["table_ids"]) for u in units]
+    order = {u.node_id: i for i, u in enumerate(units)}
+    slots = []
+    for query in queries:
+        scores = matrix @ np.asarray(index.embed_query(query.question))
+        if lexical_weight > 0:
+            for unit_id, lexical in index.lexical_scorer().scores(query.question).items():
+                scores[order[unit_id]] += lexical_weight * lexical
+        slots.append(slot_rankings(scores, tables, ks))
+    return evaluate_slot_rankings(queries, slots, ks)
+
+
+def _merge_metrics(metrics: dict[str, dict[str, float]], extra: dict[str, dict[str, float]]) -> dict[str, Any]:
+    return {group: {**row, **extra.get(group, {})} for group, row in metrics.items()}
