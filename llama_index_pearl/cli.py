@@ -31,6 +31,7 @@ from llama_index_pearl.evaluation import (
     time_queries,
     unit_vectors,
 )
+from llama_index_pearl.generation import GenerationFailed
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
 
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         return int(args.func(args) or 0)
-    except ValueError as exc:
+    except (ValueError, GenerationFailed) as exc:
         print(f"pearl: error: {exc}", file=sys.stderr)
         return 2
 
