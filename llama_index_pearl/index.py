@@ -337,7 +337,15 @@ class PearlTableIndex(IncrementalMixin):
 
     # ---------------------------------------------------------- persistence
     def persist(self, persist_dir: str | Path) -> None:
-        """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle)."""
+        """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle).
+
+        The files go to a temporary sibling folder that then replaces ``persist_dir``
+        atomically: a crash leaves the previous index or the new one, never a mix.
+
+        Raises:
+            ValueError: ``persist_dir`` is a file, or a non-empty folder that is not
+                a PEARL index (it would be replaced).
+        """
         from llama_index_pearl.persistence import persist_index
 
         persist_index(self, Path(persist_dir))
@@ -350,23 +358,37 @@ class PearlTableIndex(IncrementalMixin):
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
         storage_context: StorageContext | None = None,
+        allow_encoder_change: bool = False,
     ) -> PearlTableIndex:
-        """Load an index written by :meth:`persist`.
+        """Load and verify an index written by :meth:`persist`.
 
         Args:
             persist_dir: The folder.
-            embed_model: Must match the model the index was built with (same
-                dimension); default as in :meth:`from_tables`.
+            embed_model: Must be the encoder the index was built with (class and
+                model name, as recorded in the manifest). Default: the recorded
+                encoder (the bundled MiniLM or a local Hugging Face model), or an
+                explicitly set ``Settings.embed_model`` that matches it.
             llm: LLM for engines built from this index.
             storage_context: For an external vector store (Qdrant, pgvector...).
+            allow_encoder_change: Accept another encoder of the same dimension
+                (a warning is logged); its vectors must be comparable.
 
         Raises:
-            ValueError: missing/partial folder, other format version, or a
-                dimension mismatch; the message says which.
+            ValueError: missing/partial folder, other format version, another
+                encoder, a dimension mismatch, or any file that is malformed or
+                disagrees with the manifest or the other files; the message names
+                the file and the problem.
         """
         from llama_index_pearl.persistence import load_index
 
-        return load_index(cls, Path(persist_dir), embed_model=embed_model, llm=llm, storage_context=storage_context)
+        return load_index(
+            cls,
+            Path(persist_dir),
+            embed_model=embed_model,
+            llm=llm,
+            storage_context=storage_context,
+            allow_encoder_change=allow_encoder_change,
+        )
 
 
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:
