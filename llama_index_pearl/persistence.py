@@ -150,6 +150,7 @@ def _write_tables(tables: Any, path: Path) -> None:
                 "source": table.source,
                 "columns": table.columns,
                 "foreign_keys": [fk.to_dict() for fk in table.foreign_keys],
+                "total_rows": table.total_rows,
                 "rows": table.text_rows(),
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -173,6 +174,7 @@ def _read_tables(path: Path, expected: int) -> list[Table]:
                     foreign_keys=[ForeignKey.from_dict(fk) for fk in record.get("foreign_keys", [])],
                     name=record.get("name"),
                     source=record.get("source"),
+                    total_rows=record.get("total_rows"),
                 )
                 if table.id in tables:
                     raise ValueError(f"table {table.id!r} appears twice")
