@@ -150,18 +150,7 @@ def read_csv_file(
     """
     dialect = _dialect(path, options or CsvOptions())
     names = names_of(csv_header(path, dialect))
-    frame = pd.read_csv(
-        path,
-        dtype=str,
-        keep_default_na=False,
-        encoding=dialect.encoding,
-        encoding_errors="replace",
-        sep=dialect.delimiter,
-        quotechar=dialect.quotechar,
-        header=0,
-        names=names,
-        nrows=max_rows,
-    )
+    frame = pd.read_csv(path, **_read_options(dialect), names=names, nrows=max_rows)
     if _has_replacement(frame):
         logger.warning(
             "CSV %s has bytes that are not valid %s; they read as U+FFFD (pass csv_options={'encoding': ...})",
@@ -170,6 +159,19 @@ def read_csv_file(
         )
     total = len(frame) if max_rows is None or len(frame) < max_rows else _count_rows(path, dialect)
     return frame, total
+
+
+def _read_options(dialect: _Dialect) -> dict[str, Any]:
+    """Cells as text, as detected; undecodable bytes become U+FFFD rather than an error."""
+    return {
+        "dtype": str,
+        "keep_default_na": False,
+        "encoding": dialect.encoding,
+        "encoding_errors": "replace",
+        "sep": dialect.delimiter,
+        "quotechar": dialect.quotechar,
+        "header": 0,
+    }
 
 
 def _has_replacement(frame: pd.DataFrame) -> bool:
@@ -181,19 +183,7 @@ def _has_replacement(frame: pd.DataFrame) -> bool:
 def _count_rows(path: Path, dialect: _Dialect) -> int:
     """Data rows of the whole file, streamed (quoted newlines counted right, memory bounded)."""
     total = 0
-    chunks = pd.read_csv(
-        path,
-        dtype=str,
-        keep_default_na=False,
-        encoding=dialect.encoding,
-        encoding_errors="replace",
-        sep=dialect.delimiter,
-        quotechar=dialect.quotechar,
-        header=0,
-        usecols=[0],
-        chunksize=200_000,
-    )
-    with chunks as reader:
+    with pd.read_csv(path, **_read_options(dialect), usecols=[0], chunksize=200_000) as reader:
         for chunk in reader:
             total += len(chunk)
     return total
