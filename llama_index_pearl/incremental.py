@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from llama_index_pearl.augment import build_augmented_units
 from llama_index_pearl.build import count_kinds, selection_budget
 from llama_index_pearl.config import BuildReport
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
-from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.sources import CsvOptions, TableSource, load_tables
 from llama_index_pearl.stores import normalise
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import original_unit
@@ -102,6 +102,7 @@ class IncrementalMixin:
         replace: bool = False,
         show_progress: bool = False,
         concurrency: int = 4,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
     ) -> UpdateReport:
         """Add tables without rebuilding (paper appendix C.3).
 
@@ -115,6 +116,8 @@ class IncrementalMixin:
             replace: Replace tables whose id already exists (delete, then insert).
             show_progress: Show progress bars.
             concurrency: LLM requests in flight during generation.
+            csv_options: As in ``PearlTableIndex.from_tables``; as many rows are read
+                per table as the build read (``config.max_rows_read``).
 
         Returns:
             What changed and what it cost.
@@ -123,7 +126,14 @@ class IncrementalMixin:
             ValueError: A table id already exists and ``replace`` is false (the
                 message names it), or no tables were given.
         """
-        return insert_tables(self, tables, replace=replace, show_progress=show_progress, concurrency=concurrency)
+        return insert_tables(
+            self,
+            tables,
+            replace=replace,
+            show_progress=show_progress,
+            concurrency=concurrency,
+            csv_options=csv_options,
+        )
 
     def delete_table(self, table_id: str) -> UpdateReport:
         """Remove a table: its units, its join edges and the units of every path through it.
@@ -174,10 +184,11 @@ def insert_tables(
     replace: bool = False,
     show_progress: bool = False,
     concurrency: int = 4,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
 ) -> UpdateReport:
     """See :meth:`PearlTableIndex.insert_tables`."""
     started = time.perf_counter()
-    loaded = load_tables(tables)
+    loaded = load_tables(tables, max_rows_read=index.config.max_rows_read, csv_options=csv_options)
     if not loaded:
         raise ValueError("No tables to insert")
     config = index.config

@@ -10,7 +10,7 @@ holds the index object: its accessors, engines and persistence entry points
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ from llama_index_pearl.generation import GenerationCache, QueryGenerator
 from llama_index_pearl.incremental import IncrementalMixin
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import TableSource
+from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource
 from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer
@@ -95,6 +95,8 @@ class PearlTableIndex(IncrementalMixin):
         cache_dir: str | Path | None = None,
         include_titles: bool = True,
         max_rows: int = DEFAULT_MAX_ROWS,
+        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
         show_progress: bool = False,
     ) -> PearlTableIndex:
         """Build an index over tables.
@@ -135,6 +137,13 @@ class PearlTableIndex(IncrementalMixin):
                 generator: ``~/.cache/llama-index-pearl``; the heuristic is not cached.
             include_titles: Render table titles/descriptions in units.
             max_rows: Rows per table view (paper: 10).
+            max_rows_read: Leading rows read per table from its source, 10,000 by
+                default (SQL: ``LIMIT``, run by the server; CSV: ``nrows``; Parquet:
+                leading row groups; DataFrames: cut); ``None`` reads everything.
+                Join discovery and units use this sample, and only it is persisted;
+                the exact row count is kept in ``Table.total_rows``.
+            csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for
+                CSV files; detected per file where not given.
             show_progress: Show progress bars on long stages.
         """
         built = build_corpus(
@@ -159,6 +168,8 @@ class PearlTableIndex(IncrementalMixin):
             cache_dir=cache_dir,
             include_titles=include_titles,
             max_rows=max_rows,
+            max_rows_read=max_rows_read,
+            csv_options=csv_options,
             show_progress=show_progress,
         )
         return cls(**vars(built), cache_dir=cache_dir)
@@ -176,6 +187,8 @@ class PearlTableIndex(IncrementalMixin):
         use_declared_joins: bool = True,
         cross_source_joins: str = "evidence",
         cache_dir: str | Path | None = None,
+        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Dry run: discover and select paths, build every prompt, call no LLM.
@@ -192,6 +205,8 @@ class PearlTableIndex(IncrementalMixin):
             cache_dir: Generation cache a build would use (as in :meth:`from_tables`;
                 LLM builds default to the user cache); ``cached_requests`` counts
                 the requests it already answers, which a build will not send.
+            max_rows_read: As in :meth:`from_tables`.
+            csv_options: As in :meth:`from_tables`.
             **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
 
         Returns:
@@ -209,6 +224,8 @@ class PearlTableIndex(IncrementalMixin):
             use_declared_joins=use_declared_joins,
             cross_source_joins=cross_source_joins,
             cache_dir=cache_dir,
+            max_rows_read=max_rows_read,
+            csv_options=csv_options,
             **options,
         )
 

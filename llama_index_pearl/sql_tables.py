@@ -93,7 +93,8 @@ def tables_from_sql(
         except Exception as exc:
             raise ValueError(f"Cannot read SQL table {label!r} of {masked_url(engine)}: {_scrub(exc, engine)}") from exc
         source_label = f"{database}.{schema or 'default'}"
-        tables.append(Table(id=label, df=df, foreign_keys=keys, name=name, source=source_label, total_rows=total))
+        cut = total if total > len(df) else None
+        tables.append(Table(id=label, df=df, foreign_keys=keys, name=name, source=source_label, total_rows=cut))
     if not tables:
         logger.warning("SQL source %s has no tables", masked_url(engine))
     return tables
