@@ -14,7 +14,7 @@ from typing import Any, Union
 import pandas as pd
 
 from llama_index_pearl.sql_tables import tables_from_sql
-from llama_index_pearl.table import Table, normalize_column_name
+from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ, Table, normalize_column_name
 from llama_index_pearl.table_files import CsvOptions, read_csv_file, read_parquet_file
 
 __all__ = ["DEFAULT_MAX_ROWS_READ", "CsvOptions", "TableSource", "load_tables", "read_table_file", "tables_from_sql"]
@@ -22,10 +22,6 @@ __all__ = ["DEFAULT_MAX_ROWS_READ", "CsvOptions", "TableSource", "load_tables", 
 logger = logging.getLogger(__name__)
 
 TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
-# PEARL needs a sample of each table (value overlap, views of 10 rows); a warehouse
-# table of 10^8 rows must not be pulled into memory or written to the index folder
-DEFAULT_MAX_ROWS_READ = 10_000
-
 TableSource = Union[
     Mapping[str, pd.DataFrame],
     Iterable[Table],

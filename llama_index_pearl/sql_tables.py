@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from llama_index_pearl.table import ForeignKey, Table
+from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ, ForeignKey, Table
 
 __all__ = ["masked_url", "tables_from_sql"]
 
@@ -57,7 +57,7 @@ def _scrub(message: object, source: Any) -> str:
 
 
 def tables_from_sql(
-    source: Any, *, max_rows_read: int | None = 10_000, schemas: Sequence[str] | None = None
+    source: Any, *, max_rows_read: int | None = DEFAULT_MAX_ROWS_READ, schemas: Sequence[str] | None = None
 ) -> list[Table]:
     """Every table of a SQL database (a leading sample of its rows), with declared foreign keys.
 
@@ -82,14 +82,17 @@ def tables_from_sql(
         names = [(schema, name) for schema in chosen for name in sorted(inspector.get_table_names(schema=schema))]
     except Exception as exc:
         raise ValueError(f"Cannot read the tables of SQL database {masked_url(engine)}: {_scrub(exc, engine)}") from exc
-    ids = {(schema, name): name if schema == default else f"{schema}.{name}" for schema, name in names}
+
+    def table_id(schema: str | None, name: str) -> str:
+        return name if schema == default else f"{schema}.{name}"
+
     database = _database_name(engine)
     tables = []
     for schema, name in names:
-        label = ids[(schema, name)]
+        label = table_id(schema, name)
         try:
             df, total = _read_sample(engine, sa, schema, name, max_rows_read)
-            keys = _foreign_keys(inspector, schema, name, ids)
+            keys = _foreign_keys(inspector, schema, name, table_id)
         except Exception as exc:
             raise ValueError(f"Cannot read SQL table {label!r} of {masked_url(engine)}: {_scrub(exc, engine)}") from exc
         source_label = f"{database}.{schema or 'default'}"
@@ -121,13 +124,11 @@ def _read_sample(engine: Any, sa: Any, schema: str | None, name: str, limit: int
     return df, int(total)
 
 
-def _foreign_keys(
-    inspector: Any, schema: str | None, name: str, ids: dict[tuple[str | None, str], str]
-) -> list[ForeignKey]:
+def _foreign_keys(inspector: Any, schema: str | None, name: str, table_id: Any) -> list[ForeignKey]:
+    """Declared keys; a referenced table in another schema (read or not) gets its ``schema.table`` id."""
     keys = []
     for fk in inspector.get_foreign_keys(name, schema=schema):
-        ref_schema = fk.get("referred_schema") or schema
-        ref_id = ids.get((ref_schema, fk["referred_table"]), fk["referred_table"])
+        ref_id = table_id(fk.get("referred_schema") or schema, fk["referred_table"])
         for column, ref_column in zip(fk["constrained_columns"], fk["referred_columns"]):
             keys.append(ForeignKey(column=str(column), ref_table=str(ref_id), ref_column=str(ref_column)))
     return keys

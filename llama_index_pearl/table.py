@@ -14,7 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+__all__ = ["DEFAULT_MAX_ROWS_READ", "ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+
+# PEARL needs a sample of each table (value overlap, views of 10 rows); a warehouse
+# table of 10^8 rows must not be pulled into memory or written to the index folder
+DEFAULT_MAX_ROWS_READ = 10_000
 
 
 @dataclass(frozen=True)
