@@ -10,7 +10,9 @@ holds the index object: its accessors, engines and persistence entry points
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
+from llama_index_pearl.concurrency import ReadWriteLock
 from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache, generator_from_name
 from llama_index_pearl.generation import GenerationCache, QueryGenerator
 from llama_index_pearl.incremental import IncrementalMixin
@@ -42,6 +45,14 @@ class PearlTableIndex(IncrementalMixin):
 
     Build one with :meth:`from_tables` or :meth:`load`; query it through
     :meth:`as_retriever`, :meth:`as_query_engine` or :meth:`as_chat_engine`.
+
+    Thread safety: any number of threads (or coroutines) may retrieve while one
+    thread runs :meth:`insert_tables` or :meth:`delete_table`; updates run one at
+    a time. Each retrieval sees the index before or after an update's changes are
+    applied, never half of them (a ``replace`` insert is a delete, then an insert).
+    Generation and embedding of an update do not block retrieval; applying the
+    result (vector store and tables) does, briefly. :meth:`persist` writes a
+    consistent snapshot.
     """
 
     def __init__(
@@ -68,6 +79,8 @@ class PearlTableIndex(IncrementalMixin):
         self._cache_dir = cache_dir
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
         self._serializer = serializer_for(embed_model, config)
+        self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
+        self._update_lock = threading.RLock()  # one insert_tables/delete_table at a time
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -352,6 +365,14 @@ class PearlTableIndex(IncrementalMixin):
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return CondensePlusContextChatEngine.from_defaults(retriever, llm=llm or self._llm, **kwargs)
 
+    def read_lock(self) -> AbstractContextManager[None]:
+        """Hold off index updates' apply step for the block (retrievals take it; see the class docstring)."""
+        return self._rw.reading()
+
+    def aread_lock(self) -> AbstractAsyncContextManager[None]:
+        """:meth:`read_lock` for coroutines (waits on a worker thread, never on the event loop)."""
+        return self._rw.areading()
+
     # ---------------------------------------------------------- persistence
     def persist(self, persist_dir: str | Path) -> None:
         """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle).
@@ -365,7 +386,8 @@ class PearlTableIndex(IncrementalMixin):
         """
         from llama_index_pearl.persistence import persist_index
 
-        persist_index(self, Path(persist_dir))
+        with self.read_lock():
+            persist_index(self, Path(persist_dir))
 
     @classmethod
     def load(

@@ -85,13 +85,14 @@ class PearlRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
-        fetch = self._first_fetch(n_units)
-        while True:
-            nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
-            if nodes is not None:
-                return nodes
-            fetch = next_fetch_size(fetch, n_units)
+        with self._index.read_lock():  # an insert/delete applies before or after, never during
+            n_units = len(self._index.units)
+            fetch = self._first_fetch(n_units)
+            while True:
+                nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
+                if nodes is not None:
+                    return nodes
+                fetch = next_fetch_size(fetch, n_units)
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
@@ -101,13 +102,14 @@ class PearlRetriever(BaseRetriever):
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
-        fetch = self._first_fetch(n_units)
-        while True:
-            nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
-            if nodes is not None:
-                return nodes
-            fetch = next_fetch_size(fetch, n_units)
+        async with self._index.aread_lock():
+            n_units = len(self._index.units)
+            fetch = self._first_fetch(n_units)
+            while True:
+                nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
+                if nodes is not None:
+                    return nodes
+                fetch = next_fetch_size(fetch, n_units)
 
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
