@@ -10,6 +10,7 @@ holds the index object: its accessors, engines and persistence entry points
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -307,10 +308,11 @@ class PearlTableIndex(IncrementalMixin):
         return generation_cache(self.generator, self._cache_dir)
 
     def embed_query(self, query: str) -> list[float]:
-        return normalise([self._embed_model.get_query_embedding(query)])[0]
+        """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
+        return _finite(normalise([self._embed_model.get_query_embedding(query)])[0], query)
 
     async def aembed_query(self, query: str) -> list[float]:
-        return normalise([await self._embed_model.aget_query_embedding(query)])[0]
+        return _finite(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
 
     def table_text(self, table_id: str) -> str:
         """The table as shown to an LLM: header and leading rows, no encoder budget."""
@@ -428,6 +430,13 @@ class PearlTableIndex(IncrementalMixin):
             storage_context=storage_context,
             allow_encoder_change=allow_encoder_change,
         )
+
+
+def _finite(vector: list[float], query: str) -> list[float]:
+    """NaN or infinite scores would rank nothing (FAISS returns no hits); say so instead."""
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError(f"The encoder returned a non-finite embedding for the query {query[:80]!r}")
+    return vector
 
 
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:

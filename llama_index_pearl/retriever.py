@@ -63,10 +63,10 @@ class PearlRetriever(BaseRetriever):
         verbose: bool = False,
         **kwargs: Any,
     ) -> None:
-        if similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
-        if fetch_k is not None and fetch_k < 1:
-            raise ValueError(f"fetch_k must be >= 1, got {fetch_k}")
+        if not _positive_int(similarity_top_k):
+            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
+        if fetch_k is not None and not _positive_int(fetch_k):
+            raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         self._index = index
         self._similarity_top_k = similarity_top_k
         self._fetch_k = fetch_k
@@ -156,6 +156,10 @@ class PearlRetriever(BaseRetriever):
         node.excluded_llm_metadata_keys = hidden
         node.excluded_embed_metadata_keys = list(metadata)
         return node
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:
