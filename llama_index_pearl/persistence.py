@@ -91,6 +91,8 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
     on Linux. ``folder`` may be missing, empty, or a PEARL index; anything else is
     refused rather than replaced.
     """
+    # absolute, so "." has a parent and a name; a symlinked folder is replaced where it points
+    folder = folder.resolve() if folder.is_symlink() else Path(os.path.abspath(folder))
     _refuse_foreign(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.parent / f".{folder.name}.pearl-tmp-{uuid.uuid4().hex[:8]}"

@@ -251,3 +251,19 @@ def test_pearl_query_on_an_index_of_an_unrebuildable_encoder_says_what_to_pass(b
     _, folder = built
     assert main(["query", str(folder), "Wembley"]) == 2
     assert "pass embed_model=" in capsys.readouterr().err
+
+
+def test_persist_to_a_symlinked_folder_replaces_the_folder_it_points_to(built, tmp_path):
+    index, folder = built
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    index.persist(link)
+    assert link.is_symlink() and _ranked(_load(link)) == _ranked(index)
+
+
+def test_persist_to_the_current_folder_names_it(built, tmp_path, monkeypatch):
+    index, _ = built
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    index.persist(".")
+    assert _ranked(_load(tmp_path / "here")) == _ranked(index)
