@@ -181,12 +181,32 @@ def _has_replacement(frame: pd.DataFrame) -> bool:
 
 
 def _count_rows(path: Path, dialect: _Dialect) -> int:
-    """Data rows of the whole file, streamed (quoted newlines counted right, memory bounded)."""
-    total = 0
-    with pd.read_csv(path, **_read_options(dialect), usecols=[0], chunksize=200_000) as reader:
-        for chunk in reader:
-            total += len(chunk)
-    return total
+    """Data rows of the whole file, streamed in bounded memory (quoted newlines counted right).
+
+    Arrow's multi-threaded reader counts 1 GiB in about a fifth of the time pandas takes; a
+    file it refuses (ragged rows, which pandas pads) is counted by pandas' C parser instead.
+    """
+    import pyarrow as pa
+    from pyarrow import csv as pa_csv
+
+    try:
+        reader = pa_csv.open_csv(
+            path,
+            read_options=pa_csv.ReadOptions(
+                encoding=dialect.encoding, skip_rows=1, autogenerate_column_names=True, block_size=1 << 24
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=dialect.delimiter, quote_char=dialect.quotechar, newlines_in_values=True
+            ),
+            convert_options=pa_csv.ConvertOptions(include_columns=["f0"], column_types={"f0": pa.binary()}),
+        )
+        return sum(batch.num_rows for batch in reader)
+    except (pa.ArrowException, UnicodeError):
+        total = 0
+        with pd.read_csv(path, **_read_options(dialect), usecols=[0], chunksize=200_000) as chunks:
+            for chunk in chunks:
+                total += len(chunk)
+        return total
 
 
 def read_parquet_file(path: Path, *, max_rows: int | None) -> tuple[pd.DataFrame, int]:

@@ -76,3 +76,17 @@ def test_only_the_sample_is_persisted_and_the_count_survives_a_round_trip(tmp_pa
     assert len(records["events"]["rows"]) == 500 and records["events"]["total_rows"] == 20_000
     loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
     assert loaded.tables["events"].row_count == 20_000 and loaded.config.max_rows_read == 500
+
+
+def test_a_ragged_csv_is_still_counted_exactly(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("a,b,c\n" + "".join("1,2\n" if i % 3 else "1,2,3\n" for i in range(300)))
+    table = read_table_file(path, max_rows_read=10)
+    assert table.n_rows == 10 and table.total_rows == 300
+
+
+def test_a_latin1_csv_is_counted_in_its_encoding(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes(("id,name\n" + "".join(f"{i},José {i}\n" for i in range(500))).encode("latin-1"))
+    table = read_table_file(path, max_rows_read=20)
+    assert table.total_rows == 500 and table.df["name"].iloc[0] == "José 0"
