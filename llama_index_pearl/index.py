@@ -159,6 +159,11 @@ class PearlTableIndex(IncrementalMixin):
             csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for
                 CSV files; detected per file where not given.
             show_progress: Show progress bars on long stages.
+
+        Raises:
+            ValueError: A bad source, table or setting (the message names it).
+            GenerationFailed: At least the generator's ``max_failed_share`` of its
+                LLM requests failed (default: all of them); accepted answers are cached.
         """
         built = build_corpus(
             tables,

@@ -193,7 +193,7 @@ def _count_rows(path: Path, dialect: _Dialect) -> int:
         reader = pa_csv.open_csv(
             path,
             read_options=pa_csv.ReadOptions(
-                encoding=dialect.encoding, skip_rows=1, autogenerate_column_names=True, block_size=1 << 24
+                encoding=dialect.encoding, skip_rows=1, autogenerate_column_names=True, block_size=1 << 20
             ),
             parse_options=pa_csv.ParseOptions(
                 delimiter=dialect.delimiter, quote_char=dialect.quotechar, newlines_in_values=True
