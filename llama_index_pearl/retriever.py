@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextNode
 
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size, ranking_is_final
@@ -81,18 +81,28 @@ class PearlRetriever(BaseRetriever):
         wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
         return min(n_units, wanted)
 
+    # ------------------------------------------------------- thread safety
+    def retrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
+        """Retrieve tables; an ``insert_tables``/``delete_table`` applies before or after, never during."""
+        with self._index.read_lock():
+            return super().retrieve(str_or_query_bundle)
+
+    async def aretrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
+        """Async :meth:`retrieve`; waiting for an update happens off the event loop."""
+        async with self._index.aread_lock():
+            return await super().aretrieve(str_or_query_bundle)
+
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
-        with self._index.read_lock():  # an insert/delete applies before or after, never during
-            n_units = len(self._index.units)
-            fetch = self._first_fetch(n_units)
-            while True:
-                nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
-                if nodes is not None:
-                    return nodes
-                fetch = next_fetch_size(fetch, n_units)
+        n_units = len(self._index.units)
+        fetch = self._first_fetch(n_units)
+        while True:
+            nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
+            if nodes is not None:
+                return nodes
+            fetch = next_fetch_size(fetch, n_units)
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
@@ -102,14 +112,13 @@ class PearlRetriever(BaseRetriever):
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
-        async with self._index.aread_lock():
-            n_units = len(self._index.units)
-            fetch = self._first_fetch(n_units)
-            while True:
-                nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
-                if nodes is not None:
-                    return nodes
-                fetch = next_fetch_size(fetch, n_units)
+        n_units = len(self._index.units)
+        fetch = self._first_fetch(n_units)
+        while True:
+            nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
+            if nodes is not None:
+                return nodes
+            fetch = next_fetch_size(fetch, n_units)
 
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
