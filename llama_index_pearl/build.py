@@ -10,7 +10,7 @@ augmented units, embed every unit once with normalised vectors and store them
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from llama_index_pearl.generation import (
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource, load_tables
 from llama_index_pearl.stores import build_vector_index
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer, UnitKind, original_unit
@@ -167,6 +167,8 @@ def build_corpus(
     cache_dir: str | Path | None = None,
     include_titles: bool = True,
     max_rows: int = DEFAULT_MAX_ROWS,
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
     show_progress: bool = False,
 ) -> BuiltCorpus:
     """Run the offline pipeline; the parameters are documented on ``PearlTableIndex.from_tables``.
@@ -175,7 +177,7 @@ def build_corpus(
         ValueError: No tables, invalid settings, or no units produced.
     """
     started = time.perf_counter()
-    loaded = load_tables(tables)
+    loaded = load_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options)
     if not loaded:
         raise ValueError("No tables to index")
     options = AugmentOptions(
@@ -193,6 +195,7 @@ def build_corpus(
     config = PearlConfig(
         include_titles=include_titles,
         max_rows=max_rows,
+        max_rows_read=max_rows_read,
         include_originals=not no_originals,
         augment=augment,
         budget=budget,
@@ -276,10 +279,12 @@ def estimate_generation_cost(
     use_declared_joins: bool = True,
     cross_source_joins: str = "evidence",
     cache_dir: str | Path | None = None,
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``."""
-    loaded = load_tables(tables)
+    loaded = load_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options)
     resolved_llm = resolve_llm(llm)
     if generator is None:
         generator = default_generator(resolved_llm)

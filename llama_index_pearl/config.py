@@ -15,6 +15,7 @@ from llama_index_pearl.augment import AugmentOptions
 from llama_index_pearl.generation import GenerationCache, HeuristicQueryGenerator, LLMQueryGenerator, QueryGenerator
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ
 
 __all__ = ["BuildReport", "PearlConfig", "generation_cache", "generator_from_name"]
 
@@ -37,6 +38,8 @@ class PearlConfig:
         use_declared_joins: SQL foreign keys were used as explicit edges.
         cross_source_joins: Joins between tables of two different sources: ``"evidence"``
             (only on value evidence chance does not explain), ``"never"`` or ``"always"``.
+        max_rows_read: Leading rows read per table from its source (``None``: all);
+            inserts read as many.
         explicit_only, implicit_only, single_hop, single_hop_questions, random_view,
             random_query: The augmentation flags of the build (see
             :class:`~llama_index_pearl.augment.AugmentOptions`); inserts reuse them.
@@ -57,10 +60,13 @@ class PearlConfig:
     single_hop_questions: int | None = None
     random_view: bool = False
     random_query: bool = False
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ
 
     def __post_init__(self) -> None:
         if self.max_rows < 1:
             raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
+        if self.max_rows_read is not None and self.max_rows_read < 1:
+            raise ValueError(f"max_rows_read must be >= 1 or None, got {self.max_rows_read}")
         if self.budget is not None and self.budget < 0:
             raise ValueError(f"budget must be >= 0 paths per pool, got {self.budget}")
         if self.cross_source_joins not in CROSS_SOURCE_POLICIES:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from llama_index_pearl.augment import build_augmented_units
 from llama_index_pearl.build import count_kinds, selection_budget
 from llama_index_pearl.config import BuildReport
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
-from llama_index_pearl.sources import TableSource, load_tables
+from llama_index_pearl.sources import CsvOptions, TableSource, load_tables
 from llama_index_pearl.stores import normalise
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import original_unit
@@ -103,6 +103,7 @@ class IncrementalMixin:
         replace: bool = False,
         show_progress: bool = False,
         concurrency: int = 4,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
     ) -> UpdateReport:
         """Add tables without rebuilding (paper appendix C.3).
 
@@ -116,6 +117,8 @@ class IncrementalMixin:
             replace: Replace tables whose id already exists (delete, then insert).
             show_progress: Show progress bars.
             concurrency: LLM requests in flight during generation.
+            csv_options: As in ``PearlTableIndex.from_tables``; as many rows are read
+                per table as the build read (``config.max_rows_read``).
 
         Returns:
             What changed and what it cost.
@@ -124,7 +127,15 @@ class IncrementalMixin:
             ValueError: A table id already exists and ``replace`` is false (the
                 message names it), or no tables were given.
         """
-        return insert_tables(self, tables, replace=replace, show_progress=show_progress, concurrency=concurrency)
+        with self._update_lock:
+            return insert_tables(
+                self,
+                tables,
+                replace=replace,
+                show_progress=show_progress,
+                concurrency=concurrency,
+                csv_options=csv_options,
+            )
 
     def delete_table(self, table_id: str) -> UpdateReport:
         """Remove a table: its units, its join edges and the units of every path through it.
@@ -141,7 +152,8 @@ class IncrementalMixin:
             NotImplementedError: The vector store cannot delete (e.g. a plain
                 positional ``FaissVectorStore``).
         """
-        return delete_table(self, table_id)
+        with self._update_lock:
+            return delete_table(self, table_id)
 
     def _apply_update(
         self,
@@ -176,10 +188,11 @@ def insert_tables(
     replace: bool = False,
     show_progress: bool = False,
     concurrency: int = 4,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
 ) -> UpdateReport:
     """See :meth:`PearlTableIndex.insert_tables`."""
     started = time.perf_counter()
-    loaded = load_tables(tables)
+    loaded = load_tables(tables, max_rows_read=index.config.max_rows_read, csv_options=csv_options)
     if not loaded:
         raise ValueError("No tables to insert")
     config = index.config
@@ -220,9 +233,8 @@ def insert_tables(
         raise ValueError("The insert produced no units (originals disabled and no augmented units)")
 
     t0 = time.perf_counter()
-    _embed_and_add(index, units, show_progress)
+    _embed_and_add(index, units, show_progress, loaded, graph)
     report.seconds["embed"] = time.perf_counter() - t0
-    index._apply_update(tables=loaded, units=units, join_graph=graph)
     report.added_tables = new_ids
     report.new_units = len(units)
     report.seconds["total"] = time.perf_counter() - started
@@ -297,14 +309,18 @@ def _generate(
     return units
 
 
-def _embed_and_add(index: PearlTableIndex, units: Sequence[TextNode], show_progress: bool) -> None:
-    """Embed only the new units (normalised, as a build does) and add them to the store."""
+def _embed_and_add(
+    index: PearlTableIndex, units: Sequence[TextNode], show_progress: bool, tables: Sequence[Table], graph: Any
+) -> None:
+    """Embed only the new units (normalised, as a build does), then add them and their tables in one step."""
     texts = [u.get_content(metadata_mode="embed") for u in units]
     vectors = normalise(index.embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
     for unit, vector in zip(units, vectors):
         unit.embedding = vector
     try:
-        index.vector_index.insert_nodes(list(units))
+        with index._rw.writing():  # retrievals see all of the insert or none of it
+            index.vector_index.insert_nodes(list(units))
+            index._apply_update(tables=tables, units=units, join_graph=graph)
     finally:
         for unit in units:
             unit.embedding = None  # vectors live in the store; units stay light
@@ -331,14 +347,15 @@ def delete_table(index: PearlTableIndex, table_id: str, *, allow_empty: bool = F
         if table_id in u.metadata.get("table_ids", []) or u.metadata.get("path_id") in dead_paths
     ]
     store = index.vector_index.vector_store
-    try:
-        index.vector_index.delete_nodes(doomed, delete_from_docstore=True)
-    except NotImplementedError as exc:
-        raise NotImplementedError(
-            f"{type(store).__name__} cannot delete units; build with the default store (PearlFaissStore) "
-            f"or a store that implements delete_nodes (Qdrant, pgvector, Milvus...)"
-        ) from exc
-    index._apply_update(removed_tables=[table_id], removed_units=doomed, join_graph=graph)
+    with index._rw.writing():  # retrievals see all of the delete or none of it
+        try:
+            index.vector_index.delete_nodes(doomed, delete_from_docstore=True)
+        except NotImplementedError as exc:
+            raise NotImplementedError(
+                f"{type(store).__name__} cannot delete units; build with the default store (PearlFaissStore) "
+                f"or a store that implements delete_nodes (Qdrant, pgvector, Milvus...)"
+            ) from exc
+        index._apply_update(removed_tables=[table_id], removed_units=doomed, join_graph=graph)
     return UpdateReport(
         removed_tables=[table_id],
         removed_paths=sorted(dead_paths),

@@ -10,7 +10,10 @@ holds the index object: its accessors, engines and persistence entry points
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +26,14 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, TextNode
 
 from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
+from llama_index_pearl.concurrency import ReadWriteLock
 from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache, generator_from_name
 from llama_index_pearl.generation import GenerationCache, QueryGenerator
 from llama_index_pearl.incremental import IncrementalMixin
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.lexical import LexicalScorer
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import TableSource
+from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource
 from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
 from llama_index_pearl.table import Table
 from llama_index_pearl.units import Serializer
@@ -45,6 +49,14 @@ class PearlTableIndex(IncrementalMixin):
 
     Build one with :meth:`from_tables` or :meth:`load`; query it through
     :meth:`as_retriever`, :meth:`as_query_engine` or :meth:`as_chat_engine`.
+
+    Thread safety: any number of threads (or coroutines) may retrieve while one
+    thread runs :meth:`insert_tables` or :meth:`delete_table`; updates run one at
+    a time. Each retrieval sees the index before or after an update's changes are
+    applied, never half of them (a ``replace`` insert is a delete, then an insert).
+    Generation and embedding of an update do not block retrieval; applying the
+    result (vector store and tables) does, briefly. :meth:`persist` writes a
+    consistent snapshot.
     """
 
     def __init__(
@@ -72,6 +84,8 @@ class PearlTableIndex(IncrementalMixin):
         self._cache_dir = cache_dir
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
         self._serializer = serializer_for(embed_model, config)
+        self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
+        self._update_lock = threading.RLock()  # one insert_tables/delete_table at a time
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -99,6 +113,8 @@ class PearlTableIndex(IncrementalMixin):
         cache_dir: str | Path | None = None,
         include_titles: bool = True,
         max_rows: int = DEFAULT_MAX_ROWS,
+        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
         show_progress: bool = False,
     ) -> PearlTableIndex:
         """Build an index over tables.
@@ -139,7 +155,19 @@ class PearlTableIndex(IncrementalMixin):
                 generator: ``~/.cache/llama-index-pearl``; the heuristic is not cached.
             include_titles: Render table titles/descriptions in units.
             max_rows: Rows per table view (paper: 10).
+            max_rows_read: Leading rows read per table from its source, 10,000 by
+                default (SQL: ``LIMIT``, run by the server; CSV: ``nrows``; Parquet:
+                leading row groups; DataFrames: cut); ``None`` reads everything.
+                Join discovery and units use this sample, and only it is persisted;
+                the exact row count is kept in ``Table.total_rows``.
+            csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for
+                CSV files; detected per file where not given.
             show_progress: Show progress bars on long stages.
+
+        Raises:
+            ValueError: A bad source, table or setting (the message names it).
+            GenerationFailed: At least the generator's ``max_failed_share`` of its
+                LLM requests failed (default: all of them); accepted answers are cached.
         """
         built = build_corpus(
             tables,
@@ -163,6 +191,8 @@ class PearlTableIndex(IncrementalMixin):
             cache_dir=cache_dir,
             include_titles=include_titles,
             max_rows=max_rows,
+            max_rows_read=max_rows_read,
+            csv_options=csv_options,
             show_progress=show_progress,
         )
         return cls(**vars(built), cache_dir=cache_dir)
@@ -180,6 +210,8 @@ class PearlTableIndex(IncrementalMixin):
         use_declared_joins: bool = True,
         cross_source_joins: str = "evidence",
         cache_dir: str | Path | None = None,
+        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+        csv_options: CsvOptions | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Dry run: discover and select paths, build every prompt, call no LLM.
@@ -196,6 +228,8 @@ class PearlTableIndex(IncrementalMixin):
             cache_dir: Generation cache a build would use (as in :meth:`from_tables`;
                 LLM builds default to the user cache); ``cached_requests`` counts
                 the requests it already answers, which a build will not send.
+            max_rows_read: As in :meth:`from_tables`.
+            csv_options: As in :meth:`from_tables`.
             **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
 
         Returns:
@@ -213,6 +247,8 @@ class PearlTableIndex(IncrementalMixin):
             use_declared_joins=use_declared_joins,
             cross_source_joins=cross_source_joins,
             cache_dir=cache_dir,
+            max_rows_read=max_rows_read,
+            csv_options=csv_options,
             **options,
         )
 
@@ -281,10 +317,11 @@ class PearlTableIndex(IncrementalMixin):
         return generation_cache(self.generator, self._cache_dir)
 
     def embed_query(self, query: str) -> list[float]:
-        return normalise([self._embed_model.get_query_embedding(query)])[0]
+        """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
+        return _finite(normalise([self._embed_model.get_query_embedding(query)])[0], query)
 
     async def aembed_query(self, query: str) -> list[float]:
-        return normalise([await self._embed_model.aget_query_embedding(query)])[0]
+        return _finite(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
 
     def lexical_scorer(self) -> LexicalScorer:
         """BM25 over the units' embedded texts, built on first use and after each insert/delete."""
@@ -357,12 +394,29 @@ class PearlTableIndex(IncrementalMixin):
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return chat_engine(retriever, llm or self._llm, chat_mode=chat_mode, **kwargs)
 
+    def read_lock(self) -> AbstractContextManager[None]:
+        """Hold off index updates' apply step for the block (retrievals take it; see the class docstring)."""
+        return self._rw.reading()
+
+    def aread_lock(self) -> AbstractAsyncContextManager[None]:
+        """:meth:`read_lock` for coroutines (waits on a worker thread, never on the event loop)."""
+        return self._rw.areading()
+
     # ---------------------------------------------------------- persistence
     def persist(self, persist_dir: str | Path) -> None:
-        """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle)."""
+        """Write the index to a folder (JSON, JSONL and a FAISS file; no pickle).
+
+        The files go to a temporary sibling folder that then replaces ``persist_dir``
+        atomically: a crash leaves the previous index or the new one, never a mix.
+
+        Raises:
+            ValueError: ``persist_dir`` is a file, or a non-empty folder that is not
+                a PEARL index (it would be replaced).
+        """
         from llama_index_pearl.persistence import persist_index
 
-        persist_index(self, Path(persist_dir))
+        with self.read_lock():
+            persist_index(self, Path(persist_dir))
 
     @classmethod
     def load(
@@ -372,23 +426,44 @@ class PearlTableIndex(IncrementalMixin):
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
         storage_context: StorageContext | None = None,
+        allow_encoder_change: bool = False,
     ) -> PearlTableIndex:
-        """Load an index written by :meth:`persist`.
+        """Load and verify an index written by :meth:`persist`.
 
         Args:
             persist_dir: The folder.
-            embed_model: Must match the model the index was built with (same
-                dimension); default as in :meth:`from_tables`.
+            embed_model: Must be the encoder the index was built with (class and
+                model name, as recorded in the manifest). Default: the recorded
+                encoder (the bundled MiniLM or a local Hugging Face model), or an
+                explicitly set ``Settings.embed_model`` that matches it.
             llm: LLM for engines built from this index.
             storage_context: For an external vector store (Qdrant, pgvector...).
+            allow_encoder_change: Accept another encoder of the same dimension
+                (a warning is logged); its vectors must be comparable.
 
         Raises:
-            ValueError: missing/partial folder, other format version, or a
-                dimension mismatch; the message says which.
+            ValueError: missing/partial folder, other format version, another
+                encoder, a dimension mismatch, or any file that is malformed or
+                disagrees with the manifest or the other files; the message names
+                the file and the problem.
         """
         from llama_index_pearl.persistence import load_index
 
-        return load_index(cls, Path(persist_dir), embed_model=embed_model, llm=llm, storage_context=storage_context)
+        return load_index(
+            cls,
+            Path(persist_dir),
+            embed_model=embed_model,
+            llm=llm,
+            storage_context=storage_context,
+            allow_encoder_change=allow_encoder_change,
+        )
+
+
+def _finite(vector: list[float], query: str) -> list[float]:
+    """NaN or infinite scores would rank nothing (FAISS returns no hits); say so instead."""
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError(f"The encoder returned a non-finite embedding for the query {query[:80]!r}")
+    return vector
 
 
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:

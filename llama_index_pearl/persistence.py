@@ -2,8 +2,9 @@
 
 A folder holds:
 
-- ``pearl.json``: manifest (format name and version, embedding model and
-  dimension, build config, counts, build report);
+- ``pearl.json``: manifest (format name and version, encoder class and model
+  name, dimension, build config, counts, build report, and each other file's
+  size and SHA-256), written last;
 - ``tables.jsonl``: one table a line (id, name, title, description, source, columns,
   declared foreign keys, cells as text);
 - ``join_graph.json``: the join graph as node-link JSON;
@@ -15,24 +16,52 @@ A folder holds:
 
 Version 2 (incremental indexing) replaced version 1's positional FAISS index with
 the id-mapped one and added ``edges`` to the join graph; version 1 folders are
-refused with a message asking for a rebuild.
+refused with a message asking for a rebuild. Version 3 added the encoder's
+identity and the file digests; version 2 folders still load (checked against the
+recorded model name, without digests).
 
-Loading reads JSON and FAISS's own binary format only; nothing is executed.
+``persist`` writes a temporary sibling folder and swaps it in atomically
+(:mod:`llama_index_pearl.atomic`); ``load`` verifies everything before use
+(:mod:`llama_index_pearl.integrity`). Loading reads JSON and FAISS's own binary
+format only; nothing is executed.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from llama_index.core import StorageContext, load_index_from_storage
+from llama_index.core import Settings, StorageContext, load_index_from_storage
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
+from llama_index_pearl.atomic import recoverable, swap_in
+from llama_index_pearl.integrity import (
+    IndexFileError,
+    check_digests,
+    check_graph,
+    check_manifest_fields,
+    check_units,
+    check_vector_ids,
+    file_digests,
+    read_json,
+    reading,
+)
 from llama_index_pearl.joins import graph_from_json, graph_to_json
-from llama_index_pearl.models import embed_model_name, resolve_embed_model, resolve_llm
+from llama_index_pearl.models import (
+    embed_model_name,
+    encoder_from_identity,
+    encoder_identity,
+    resolve_embed_model,
+    resolve_llm,
+    same_encoder,
+)
 from llama_index_pearl.stores import ID_MAP_FILE, PearlFaissStore, store_dimension
 from llama_index_pearl.table import ForeignKey, Table
 
@@ -41,8 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
 
+logger = logging.getLogger(__name__)
+
 FORMAT_NAME = "llama-index-pearl"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+READABLE_VERSIONS = frozenset({2, 3})
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
@@ -52,8 +84,28 @@ FAISS_FILE = "default__vector_store.json"
 
 
 def persist_index(index: PearlTableIndex, folder: Path) -> None:
-    """Write every file of the format into ``folder`` (created if needed)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write every file of the format into a temporary sibling of ``folder``, then swap it in.
+
+    A crash before the swap leaves the previous index untouched (and a hidden
+    ``.NAME.pearl-tmp-*`` sibling); the swap itself is one atomic rename exchange
+    on Linux. ``folder`` may be missing, empty, or a PEARL index; anything else is
+    refused rather than replaced.
+    """
+    # absolute, so "." has a parent and a name; a symlinked folder is replaced where it points
+    folder = folder.resolve() if folder.is_symlink() else Path(os.path.abspath(folder))
+    _refuse_foreign(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.pearl-tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        _write_files(index, tmp)
+        swap_in(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_files(index: PearlTableIndex, folder: Path) -> None:
     index.storage_context.persist(persist_dir=str(folder))
     _write_tables(index.tables.values(), folder / TABLES)
     (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
@@ -61,14 +113,28 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "embed_model": embed_model_name(index.embed_model),
+        "encoder": encoder_identity(index.embed_model),
         "dimension": index.dimension,
         "vector_store": _store_kind(index),
         "n_tables": len(index.tables),
         "n_units": len(index.units),
         "config": index.config.to_dict(),
         "report": index.report.to_dict(),
+        "files": file_digests(folder, (p.name for p in folder.iterdir() if p.is_file())),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    with (folder / MANIFEST).open("rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _refuse_foreign(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"Cannot persist to {str(folder)!r}: it is a file")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / MANIFEST).is_file():
+        raise ValueError(
+            f"Cannot persist to {str(folder)!r}: the folder holds files and is not a PEARL index "
+            "(persist replaces the whole folder); choose an empty or new folder"
+        )
 
 
 def _store_kind(index: PearlTableIndex) -> str:
@@ -86,52 +152,62 @@ def _write_tables(tables: Any, path: Path) -> None:
                 "source": table.source,
                 "columns": table.columns,
                 "foreign_keys": [fk.to_dict() for fk in table.foreign_keys],
+                "total_rows": table.total_rows,
                 "rows": table.text_rows(),
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def _read_tables(path: Path) -> list[Table]:
-    tables = []
-    with path.open(encoding="utf-8") as handle:
+def _read_tables(path: Path, expected: int) -> list[Table]:
+    tables: dict[str, Table] = {}
+    with reading(path), path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
-            try:
+            with _line(path, line_no):
                 record = json.loads(line)
-                df = pd.DataFrame(record["rows"], columns=record["columns"], dtype=object)
-                tables.append(
-                    Table(
-                        id=record["id"],
-                        df=df,
-                        title=record.get("title"),
-                        description=record.get("description"),
-                        foreign_keys=[ForeignKey.from_dict(fk) for fk in record.get("foreign_keys", [])],
-                        name=record.get("name"),
-                        source=record.get("source"),
-                    )
+                columns = [str(c) for c in record["columns"]]
+                rows = record["rows"]
+                if any(not isinstance(row, list) or len(row) != len(columns) for row in rows):
+                    raise ValueError(f"a row does not have the {len(columns)} columns of table {record['id']!r}")
+                table = Table(
+                    id=str(record["id"]),
+                    df=pd.DataFrame(rows, columns=columns, dtype=object),
+                    title=record.get("title"),
+                    description=record.get("description"),
+                    foreign_keys=[ForeignKey.from_dict(fk) for fk in record.get("foreign_keys", [])],
+                    name=record.get("name"),
+                    source=record.get("source"),
+                    total_rows=record.get("total_rows"),
                 )
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"Corrupted index file {str(path)!r}, line {line_no}: {exc}") from exc
-    return tables
+                if table.id in tables:
+                    raise ValueError(f"table {table.id!r} appears twice")
+                tables[table.id] = table
+    if len(tables) != expected:
+        raise IndexFileError(path, f"holds {len(tables)} tables, the manifest lists {expected}")
+    return list(tables.values())
 
 
-def _read_manifest(folder: Path) -> dict[str, Any]:
+def _line(path: Path, line_no: int) -> Any:
+    """:func:`reading`, with the line number in the message."""
+    return reading(path.with_name(f"{path.name}, line {line_no}"))
+
+
+def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
     if not folder.is_dir():
         raise ValueError(f"No PEARL index at {str(folder)!r}: folder does not exist")
     path = folder / MANIFEST
     if not path.is_file():
         raise ValueError(f"{str(folder)!r} is not a PEARL index folder: {MANIFEST} is missing")
-    try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"Corrupted {str(path)!r}: {exc}") from exc
+    manifest = read_json(path)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise ValueError(f"{str(path)!r} is not a {FORMAT_NAME} manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
+        raise IndexFileError(path, f"not a {FORMAT_NAME} manifest")
+    version = manifest.get("format_version")
+    if version not in READABLE_VERSIONS:
         raise ValueError(
-            f"Index at {str(folder)!r} has format version {manifest.get('format_version')!r}; "
-            f"this llama-index-pearl reads version {FORMAT_VERSION}. Rebuild the index."
+            f"Index at {str(folder)!r} has format version {version!r}; "
+            f"this llama-index-pearl reads versions {sorted(READABLE_VERSIONS)}. Rebuild the index."
         )
-    return manifest
+    check_manifest_fields(path, manifest, version)
+    return manifest, version
 
 
 def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -> None:
@@ -141,6 +217,46 @@ def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
+    if "files" in manifest:
+        check_digests(folder, folder / MANIFEST, manifest["files"])
+
+
+def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None, allow_change: bool) -> BaseEmbedding:
+    """The given encoder if it is the index's (or a change is allowed), else the recorded one."""
+    recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
+    model = given
+    if model is None:
+        explicit = resolve_embed_model(None) if getattr(Settings, "_embed_model", None) is not None else None
+        if explicit is not None and (allow_change or same_encoder(encoder_identity(explicit), recorded)):
+            model = explicit
+        else:
+            model = encoder_from_identity(recorded)
+        if model is None:
+            raise ValueError(
+                f"The index at {str(folder)!r} was built with encoder {recorded.get('class', '?')}"
+                f"({recorded.get('model_name')!r}), which cannot be rebuilt here: pass embed_model="
+            )
+    identity = encoder_identity(model)
+    if not allow_change and not same_encoder(identity, recorded):
+        raise ValueError(
+            f"Encoder mismatch: the index at {str(folder)!r} was built with {recorded.get('class', '?')}"
+            f"({recorded.get('model_name')!r}), the given encoder is {identity['class']}({identity['model_name']!r}); "
+            "its vectors would rank nonsense. Pass the index's encoder, or allow_encoder_change=True "
+            "if the two are known to embed alike"
+        )
+    if allow_change and not same_encoder(identity, recorded):
+        logger.warning(
+            "Loading %s with encoder %s (built with %s): allow_encoder_change=True", folder, identity, recorded
+        )
+    dimension = manifest["dimension"]
+    model_dimension = len(model.get_query_embedding("dimension probe"))
+    if model_dimension != dimension:
+        raise ValueError(
+            f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
+            f"{recorded.get('model_name')!r} (dimension {dimension}), the given model "
+            f"produces dimension {model_dimension}"
+        )
+    return model
 
 
 def load_index(
@@ -150,21 +266,26 @@ def load_index(
     embed_model: BaseEmbedding | None = None,
     llm: LLM | None = None,
     storage_context: StorageContext | None = None,
+    allow_encoder_change: bool = False,
 ) -> PearlTableIndex:
-    """Read a folder written by :func:`persist_index`; see ``PearlTableIndex.load``."""
+    """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``."""
     from llama_index_pearl.index import BuildReport, PearlConfig
 
-    manifest = _read_manifest(folder)
+    left = recoverable(folder)
+    if left is not None:
+        logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
+        folder = left
+    manifest, _ = _read_manifest(folder)
     _check_files(folder, manifest, external_store=storage_context is not None)
-    model = resolve_embed_model(embed_model)
-    dimension = int(manifest["dimension"])
-    model_dimension = len(model.get_query_embedding("dimension probe"))
-    if model_dimension != dimension:
-        raise ValueError(
-            f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
-            f"{manifest.get('embed_model')!r} (dimension {dimension}), the given model "
-            f"produces dimension {model_dimension}"
-        )
+    model = _encoder(folder, manifest, embed_model, allow_encoder_change)
+    tables = _read_tables(folder / TABLES, manifest["n_tables"])
+    table_ids = {t.id for t in tables}
+    with reading(folder / GRAPH):
+        graph = graph_from_json(read_json(folder / GRAPH))
+    check_graph(folder / GRAPH, graph, table_ids)
+    for name in (DOCSTORE, INDEX_STORE):  # LlamaIndex's own errors name no file
+        read_json(folder / name)
+    dimension = manifest["dimension"]
     if storage_context is None:
         storage_context = _faiss_storage(folder, dimension)
     else:
@@ -179,20 +300,16 @@ def load_index(
         # retriever, persistence and incremental updates read units from it
         vector_index = load_index_from_storage(storage_context, embed_model=model, store_nodes_override=True)
     except Exception as exc:
-        raise ValueError(f"Corrupted LlamaIndex stores in {str(folder)!r}: {exc}") from exc
-    units = list(vector_index.docstore.docs.values())
-    if len(units) != manifest.get("n_units"):
-        raise ValueError(
-            f"Partial PEARL index at {str(folder)!r}: manifest lists {manifest.get('n_units')} units, "
-            f"docstore holds {len(units)}"
-        )
-    tables = _read_tables(folder / TABLES)
-    try:
-        graph = graph_from_json(json.loads((folder / GRAPH).read_text()))
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"Corrupted join graph {str(folder / GRAPH)!r}: {exc}") from exc
-    report = BuildReport(**manifest.get("report", {}))
-    config = PearlConfig.from_dict(manifest.get("config", {}))
+        raise ValueError(f"Corrupted LlamaIndex stores ({DOCSTORE}, {INDEX_STORE}) in {str(folder)!r}: {exc}") from exc
+    with reading(folder / DOCSTORE):
+        units = list(vector_index.docstore.docs.values())
+    check_units(folder / DOCSTORE, units, table_ids, manifest["n_units"])
+    store = vector_index.vector_store
+    if isinstance(store, PearlFaissStore):
+        check_vector_ids(folder / ID_MAP_FILE, store._node_id_to_faiss_id_map, {u.node_id for u in units})
+    with reading(folder / MANIFEST):
+        report = BuildReport(**manifest["report"])
+        config = PearlConfig.from_dict(manifest["config"])
     return cls(tables, vector_index, model, config, units, join_graph=graph, llm=resolve_llm(llm), report=report)
 
 
@@ -202,4 +319,5 @@ def _faiss_storage(folder: Path, dimension: int) -> StorageContext:
         raise ValueError(
             f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in {str(folder)!r}"
         )
-    return StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))
+    with reading(folder / DOCSTORE):
+        return StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))

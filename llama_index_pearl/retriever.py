@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextNode
 
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
@@ -82,10 +82,10 @@ class PearlRetriever(BaseRetriever):
         verbose: bool = False,
         **kwargs: Any,
     ) -> None:
-        if similarity_top_k < 1:
-            raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
-        if fetch_k is not None and fetch_k < 1:
-            raise ValueError(f"fetch_k must be >= 1, got {fetch_k}")
+        if not _positive_int(similarity_top_k):
+            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
+        if fetch_k is not None and not _positive_int(fetch_k):
+            raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         if not 0.0 <= lexical_weight < float("inf"):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
         self._index = index
@@ -102,6 +102,17 @@ class PearlRetriever(BaseRetriever):
     def _first_fetch(self, n_units: int) -> int:
         wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
         return min(n_units, wanted)
+
+    # ------------------------------------------------------- thread safety
+    def retrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
+        """Retrieve tables; an ``insert_tables``/``delete_table`` applies before or after, never during."""
+        with self._index.read_lock():
+            return super().retrieve(str_or_query_bundle)
+
+    async def aretrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
+        """Async :meth:`retrieve`; waiting for an update happens off the event loop."""
+        async with self._index.aread_lock():
+            return await super().aretrieve(str_or_query_bundle)
 
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -217,6 +228,10 @@ class PearlRetriever(BaseRetriever):
         node.excluded_llm_metadata_keys = hidden
         node.excluded_embed_metadata_keys = list(metadata)
         return node
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:

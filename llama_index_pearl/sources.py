@@ -6,7 +6,6 @@ whose id repeats, the column that appears twice.
 
 from __future__ import annotations
 
-import csv
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,14 +14,15 @@ from typing import Any, Union
 import pandas as pd
 
 from llama_index_pearl.extras import require
-from llama_index_pearl.table import ForeignKey, Table, normalize_column_name
+from llama_index_pearl.sql_tables import tables_from_sql
+from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ, Table, normalize_column_name
+from llama_index_pearl.table_files import CsvOptions, read_csv_file, read_parquet_file
 
-__all__ = ["TableSource", "load_tables", "read_table_file", "tables_from_sql"]
+__all__ = ["DEFAULT_MAX_ROWS_READ", "CsvOptions", "TableSource", "load_tables", "read_table_file", "tables_from_sql"]
 
 logger = logging.getLogger(__name__)
 
 TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
-
 TableSource = Union[
     Mapping[str, pd.DataFrame],
     Iterable[Table],
@@ -33,7 +33,12 @@ TableSource = Union[
 ]
 
 
-def load_tables(source: TableSource) -> list[Table]:
+def load_tables(
+    source: TableSource,
+    *,
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
+) -> list[Table]:
     """Load tables from any supported source.
 
     Args:
@@ -41,6 +46,11 @@ def load_tables(source: TableSource) -> list[Table]:
             folder of CSV/Parquet files or an iterable of such paths (id = file
             stem); a SQLAlchemy URL string (``sqlite:///db.sqlite``), ``Engine``,
             or LlamaIndex ``SQLDatabase`` (every table, with declared foreign keys).
+        max_rows_read: Leading rows kept per table (SQL: ``LIMIT``, run by the
+            server; CSV: ``nrows``; Parquet: leading row groups; DataFrames: cut);
+            ``None`` keeps all. The exact count is kept in ``Table.total_rows``.
+        csv_options: Encoding, delimiter and quote character for CSV files
+            (detected per file where not given).
 
     Returns:
         The tables, in a stable order.
@@ -49,20 +59,25 @@ def load_tables(source: TableSource) -> list[Table]:
         ValueError: unsupported source, duplicate table ids, unreadable files, or
             an invalid table; the message names the culprit.
     """
-    tables = _dispatch(source)
+    _check_max_rows(max_rows_read)
+    options = CsvOptions.of(csv_options)
+    tables = [t.sample(max_rows_read) for t in _dispatch(source, max_rows_read, options)]
     _check_unique_ids(tables)
     return tables
 
 
-def _dispatch(source: TableSource) -> list[Table]:
+def _dispatch(source: TableSource, max_rows_read: int | None, options: CsvOptions) -> list[Table]:
+    def read(path: Path) -> Table:
+        return read_table_file(path, max_rows_read=max_rows_read, csv_options=options)
+
     if _is_sql_source(source):
-        return tables_from_sql(source)
+        return tables_from_sql(source, max_rows_read=max_rows_read)
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.is_dir():
-            return _tables_from_folder(path)
+            return _tables_from_folder(path, read)
         if path.is_file():
-            return [read_table_file(path)]
+            return [read(path)]
         raise ValueError(f"Table source {str(source)!r} is neither a folder, a file nor a SQLAlchemy URL")
     if isinstance(source, Mapping):
         return [_table_from_mapping_item(key, value) for key, value in source.items()]
@@ -73,7 +88,7 @@ def _dispatch(source: TableSource) -> list[Table]:
         if all(isinstance(item, Table) for item in items):
             return list(items)
         if all(isinstance(item, (str, Path)) for item in items):
-            return [read_table_file(Path(item)) for item in items]
+            return [read(Path(item)) for item in items]
         kinds = sorted({type(item).__name__ for item in items})
         raise ValueError(f"A table list must hold only Table objects or file paths, got {kinds}")
     raise ValueError(f"Unsupported table source of type {type(source).__name__}")
@@ -95,7 +110,7 @@ def _check_unique_ids(tables: list[Table]) -> None:
         seen.add(table.id)
 
 
-def _tables_from_folder(folder: Path) -> list[Table]:
+def _tables_from_folder(folder: Path, read: Any) -> list[Table]:
     """Every table file under ``folder``, recursively.
 
     A file's id is its path relative to ``folder`` without the extension
@@ -113,7 +128,7 @@ def _tables_from_folder(folder: Path) -> list[Table]:
     tables = []
     for path in files:
         relative = path.relative_to(folder)
-        table = read_table_file(path)
+        table = read(path)
         table.id = relative.with_suffix("").as_posix()
         table.name = path.stem
         table.source = relative.parent.as_posix() if relative.parent != Path(".") else None
@@ -126,46 +141,57 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
-def read_table_file(path: Path, *, dedupe_columns: bool = False) -> Table:
-    """Read one CSV or Parquet file; the table id is the file stem.
+def read_table_file(
+    path: Path,
+    *,
+    dedupe_columns: bool = False,
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
+) -> Table:
+    """Read one CSV or Parquet file (at most ``max_rows_read`` rows); the table id is the file stem.
 
     CSV cells are read as text (missing cells become empty strings) so that ids
-    like ``007`` keep their leading zeros, which matters for value overlap.
+    like ``007`` keep their leading zeros, which matters for value overlap. The
+    encoding and delimiter are detected (see :mod:`llama_index_pearl.table_files`).
 
     Args:
         path: The file.
         dedupe_columns: Rename repeated CSV headers to ``name (2)``, ``name (3)``
             instead of raising (benchmark tables scraped from the web repeat them).
+        max_rows_read: Leading rows read at most (``None``: all); the file's row
+            count is kept in ``Table.total_rows``.
+        csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for CSV files.
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_FILE_SUFFIXES:
         raise ValueError(f"Cannot read {str(path)!r}: expected a .csv or .parquet file")
+    options = CsvOptions.of(csv_options)
+    _check_max_rows(max_rows_read)
+
+    def names_of(header: list[str]) -> list[str]:
+        names = _unique_names(header) if dedupe_columns else header
+        Table(id=path.stem, df=pd.DataFrame(columns=names))  # reports repeated headers by name
+        return names
+
     try:
         if suffix == ".csv":
-            header = _csv_header(path)
-            names = _unique_names(header) if dedupe_columns else header
-            Table(id=path.stem, df=pd.DataFrame(columns=names))  # reports repeated headers by name
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding_errors="replace", header=0, names=names)
+            df, total = read_csv_file(path, names_of, max_rows=max_rows_read, options=options)
         else:
             require("pyarrow", "parquet", "reading Parquet files")
-            df = pd.read_parquet(path)
+            df, total = read_parquet_file(path, max_rows=max_rows_read)
     except ValueError as exc:
         if str(path) in str(exc):
             raise
         raise ValueError(f"Cannot read table file {str(path)!r}: {exc}") from exc
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError, ImportError) as exc:
+    except (OSError, pd.errors.ParserError, UnicodeError, ImportError, LookupError) as exc:
         raise ValueError(f"Cannot read table file {str(path)!r}: {exc}") from exc
-    return Table(id=path.stem, df=df)
+    return Table(id=path.stem, df=df, total_rows=total if total > len(df) else None)
 
 
-def _csv_header(path: Path) -> list[str]:
-    """The header row; read here because pandas silently renames a repeated header to ``name.1``."""
-    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
-        header = next(csv.reader(handle), None)
-    if not header or all(not h.strip() for h in header):
-        raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
-    return [h.strip() for h in header]
+def _check_max_rows(max_rows_read: int | None) -> None:
+    if max_rows_read is not None and (not isinstance(max_rows_read, int) or max_rows_read < 1):
+        raise ValueError(f"max_rows_read must be a positive integer or None, got {max_rows_read!r}")
 
 
 def _unique_names(header: list[str]) -> list[str]:
@@ -183,52 +209,3 @@ def _is_sql_source(source: Any) -> bool:
         return True
     module = type(source).__module__
     return module.startswith("sqlalchemy") or type(source).__name__ == "SQLDatabase"
-
-
-def tables_from_sql(source: Any) -> list[Table]:
-    """Every table of a SQL database, with the foreign keys its schema declares.
-
-    Args:
-        source: SQLAlchemy URL, ``Engine``, or LlamaIndex ``SQLDatabase``.
-    """
-    import sqlalchemy as sa
-
-    engine = _engine_of(source, sa)
-    inspector = sa.inspect(engine)
-    provenance = _sql_provenance(engine, inspector)
-    tables = []
-    for name in sorted(inspector.get_table_names()):
-        try:
-            with engine.connect() as connection:
-                df = pd.read_sql_table(name, connection)
-        except Exception as exc:
-            raise ValueError(f"Cannot read SQL table {name!r}: {exc}") from exc
-        keys = [
-            ForeignKey(column=str(col), ref_table=str(fk["referred_table"]), ref_column=str(ref))
-            for fk in inspector.get_foreign_keys(name)
-            for col, ref in zip(fk["constrained_columns"], fk["referred_columns"])
-        ]
-        tables.append(Table(id=name, df=df, foreign_keys=keys, source=provenance))
-    if not tables:
-        logger.warning("SQL source %s has no tables", engine.url)
-    return tables
-
-
-def _sql_provenance(engine: Any, inspector: Any) -> str:
-    """``database.schema`` of a SQL source (SQLite: the file's stem and ``main``)."""
-    database = engine.url.database or engine.url.host or engine.dialect.name
-    if engine.dialect.name == "sqlite":
-        database = Path(database).stem if database not in ("", ":memory:") else "memory"
-    schema = inspector.default_schema_name or "default"
-    return f"{database}.{schema}"
-
-
-def _engine_of(source: Any, sa: Any) -> Any:
-    if isinstance(source, str):
-        try:
-            return sa.create_engine(source)
-        except Exception as exc:
-            raise ValueError(f"Cannot open SQL database {source!r}: {exc}") from exc
-    if type(source).__name__ == "SQLDatabase":
-        return source.engine
-    return source

@@ -9,12 +9,16 @@ embedding or LLM call is spent on it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+__all__ = ["DEFAULT_MAX_ROWS_READ", "ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+
+# PEARL needs a sample of each table (value overlap, views of 10 rows); a warehouse
+# table of 10^8 rows must not be pulled into memory or written to the index folder
+DEFAULT_MAX_ROWS_READ = 10_000
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ class Table:
             sources), or any label the caller gives (``None``: unknown). Join
             discovery holds joins across two different sources to a stricter,
             value-based standard (:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`).
+        total_rows: Rows in the source when ``df`` holds only the leading sample
+            that was read (``None``: ``df`` is the whole table).
 
     Raises:
         ValueError: empty id, no columns, or duplicate column names after
@@ -87,6 +93,7 @@ class Table:
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     name: str | None = None
     source: str | None = None
+    total_rows: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -101,6 +108,8 @@ class Table:
         _check_unique_columns(self.id, columns)
         if self.name is None:
             self.name = self.id
+        if self.total_rows is not None and (not isinstance(self.total_rows, int) or self.total_rows < len(self.df)):
+            raise ValueError(f"Table {self.id!r}: total_rows {self.total_rows!r} is below the {len(self.df)} rows held")
         if self.source is not None and not isinstance(self.source, str):
             raise ValueError(f"Table {self.id!r}: source must be a string or None, got {type(self.source).__name__}")
 
@@ -111,6 +120,17 @@ class Table:
     @property
     def n_rows(self) -> int:
         return len(self.df)
+
+    @property
+    def row_count(self) -> int:
+        """Rows of the table at its source (``total_rows``), not only those read."""
+        return self.total_rows if self.total_rows is not None else len(self.df)
+
+    def sample(self, max_rows: int | None) -> Table:
+        """This table cut to its first ``max_rows`` rows, the full count kept in ``total_rows``."""
+        if max_rows is None or len(self.df) <= max_rows:
+            return self
+        return replace(self, df=self.df.head(max_rows), total_rows=self.row_count)
 
     def column_index(self, column: str) -> int:
         """Position of ``column`` (case/space-insensitive); raises naming the table."""

@@ -56,7 +56,7 @@ def test_llm_build_over_http_indexes_generated_questions(chain_tables, hashing_e
 
 def test_garbage_answers_skip_paths_but_keep_the_index(chain_tables, hashing_embedding, tmp_path, caplog):
     with FakeOpenAIServer(default=text("I cannot help with that.")) as server:
-        generator = LLMQueryGenerator(_llm(server), fallback=None)
+        generator = LLMQueryGenerator(_llm(server), fallback=None, max_failed_share=None)
         index = PearlTableIndex.from_tables(
             chain_tables, embed_model=hashing_embedding, generator=generator, cache_dir=tmp_path
         )
@@ -68,7 +68,10 @@ def test_garbage_answers_skip_paths_but_keep_the_index(chain_tables, hashing_emb
 def test_paths_the_llm_skips_get_heuristic_questions_instead(chain_tables, hashing_embedding, tmp_path):
     with FakeOpenAIServer(default=text("I cannot help with that.")) as server:
         index = PearlTableIndex.from_tables(
-            chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path
+            chain_tables,
+            embed_model=hashing_embedding,
+            generator=LLMQueryGenerator(_llm(server), max_failed_share=None),
+            cache_dir=tmp_path,
         )
     assert index.report.generation["skipped"]
     assert index.report.generation["fallback_paths"] >= len(index.report.generation["skipped"])

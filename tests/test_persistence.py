@@ -8,6 +8,14 @@ import pytest
 from embeddings import HashingEmbedding
 
 from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.integrity import file_digests
+
+
+def reseal(folder):
+    """Record the folder's current file digests in its manifest, as if persist had written the edit."""
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest["files"] = file_digests(folder, manifest["files"])
+    (folder / "pearl.json").write_text(json.dumps(manifest))
 
 
 @pytest.fixture
@@ -79,6 +87,7 @@ def test_other_embedding_dimension_is_refused_with_both_dimensions(built):
 def test_corrupted_tables_file_names_file_and_line(built, hashing_embedding):
     _, folder = built
     (folder / "tables.jsonl").write_text('{"id": "x"\n')
+    reseal(folder)  # past the digest check, to the parser
     with pytest.raises(ValueError, match=r"tables.jsonl.*line 1"):
         PearlTableIndex.load(folder, embed_model=hashing_embedding)
 
@@ -86,6 +95,7 @@ def test_corrupted_tables_file_names_file_and_line(built, hashing_embedding):
 def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
     _, folder = built
     (folder / "default__vector_store.json").write_bytes(b"garbage")
+    reseal(folder)
     with pytest.raises(ValueError, match="Corrupted FAISS file"):
         PearlTableIndex.load(folder, embed_model=hashing_embedding)
 

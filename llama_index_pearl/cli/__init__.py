@@ -31,6 +31,7 @@ from llama_index_pearl.cli.options import (
     positive_int,
 )
 from llama_index_pearl.evaluation import DEFAULT_KS
+from llama_index_pearl.generation import GenerationFailed
 
 __all__ = ["main"]
 
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_output(args.verbose, args.quiet)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, ImportError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+    except (ValueError, GenerationFailed, ImportError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         print(f"pearl {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -27,7 +27,6 @@ DEMO_QUESTIONS = (
     "Which songs appear on albums released by artists signed to Northwind Records?",
     "How much did standing tickets cost at concerts held in Blue Lantern Hall?",
 )
-DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def write_json(path: str, data: Any) -> None:
@@ -94,15 +93,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
-    """Load a persisted index with the encoder it was built with (``--embed-model`` or the recorded one)."""
-    embed_model = embed_model_from_args(args)
-    manifest = Path(index_dir) / "pearl.json"
-    if embed_model is None and manifest.is_file():
-        recorded = json.loads(manifest.read_text()).get("embed_model")
-        if recorded and recorded != DEFAULT_ENCODER:
-            args.embed_model = recorded
-            embed_model = embed_model_from_args(args)
-    return PearlTableIndex.load(index_dir, embed_model=embed_model)
+    """Load a persisted index with ``--embed-model``, else the encoder recorded in its manifest."""
+    return PearlTableIndex.load(index_dir, embed_model=embed_model_from_args(args))
 
 
 def cmd_query(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ with bounded concurrency, a crash-safe cache and a token report.
 
 from llama_index_pearl.generation.base import (
     DEFAULT_SINGLE_QUESTIONS,
+    MAX_QUESTION_CHARS,
     GeneratedQuery,
     GenerationRequest,
     GenerationResult,
@@ -25,6 +26,7 @@ from llama_index_pearl.generation.parsing import ParseRejection, extract_json, p
 from llama_index_pearl.generation.prompts import PROMPT_VERSION, PromptMessages, build_messages
 from llama_index_pearl.generation.rows import reorder_rows_for_path, shown_rows
 from llama_index_pearl.generation.runner import (
+    GenerationFailed,
     GenerationReport,
     GenerationRun,
     agenerate_all,
@@ -36,9 +38,11 @@ __all__ = [
     "CACHE_FILENAME",
     "DEFAULT_SINGLE_QUESTIONS",
     "HEURISTIC_VERSION",
+    "MAX_QUESTION_CHARS",
     "PROMPT_VERSION",
     "GeneratedQuery",
     "GenerationCache",
+    "GenerationFailed",
     "GenerationReport",
     "GenerationRequest",
     "GenerationResult",

@@ -25,6 +25,7 @@ from llama_index_pearl.table import Table
 
 __all__ = [
     "DEFAULT_SINGLE_QUESTIONS",
+    "MAX_QUESTION_CHARS",
     "GeneratedQuery",
     "GenerationRequest",
     "GenerationResult",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 DEFAULT_SINGLE_QUESTIONS = 5
+# A question is a sentence or two; a model stuck in a loop can send hundreds of kilobytes,
+# which would be embedded, stored and shown in join hints as is.
+MAX_QUESTION_CHARS = 1000
 
 T = TypeVar("T")
 
@@ -123,17 +127,28 @@ GenerationRequest = Union[PathRequest, SingleTableRequest]
 
 @dataclass
 class GeneratedQuery:
-    """One generated question and the columns (per table id) needed to answer it."""
+    """One generated question and the columns (per table id) needed to answer it.
+
+    A question longer than :data:`MAX_QUESTION_CHARS` is cut at the last word boundary before it.
+    """
 
     question: str
     columns: dict[str, list[str]]
+
+    def __post_init__(self) -> None:
+        if len(self.question) > MAX_QUESTION_CHARS:
+            cut = self.question[:MAX_QUESTION_CHARS]
+            self.question = cut.rsplit(" ", 1)[0] if " " in cut else cut
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "columns": {k: list(v) for k, v in self.columns.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GeneratedQuery:
-        return cls(str(data["question"]), {str(k): [str(c) for c in v] for k, v in data["columns"].items()})
+        question = data["question"]
+        if not isinstance(question, str):
+            raise TypeError(f"question must be a string, got {type(question).__name__}")
+        return cls(question, {str(k): [str(c) for c in v] for k, v in data["columns"].items()})
 
 
 @dataclass
@@ -204,6 +219,10 @@ class QueryGenerator(ABC):
         fallback: A free generator for the candidate paths beyond this one's budget
             and for the paths it had to skip, so that a paid budget caps spending,
             not coverage; ``None``: those paths get no units.
+        max_failed_share: A build raises :class:`GenerationFailed` when at least this
+            share of the requests sent to this generator fail (``1.0``: only when all
+            of them do); ``None`` never raises. Free generators default to ``None``.
+            See :func:`~llama_index_pearl.generation.runner.agenerate_all`.
     """
 
     model_name: str = "unknown"
@@ -211,6 +230,7 @@ class QueryGenerator(ABC):
     max_rows: int = 10
     cost_per_path: float = 1.0
     fallback: QueryGenerator | None = None
+    max_failed_share: float | None = None
 
     @abstractmethod
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:

@@ -6,6 +6,11 @@ killed at path 37 of 40 keeps 36 answers, and a rebuild (or a re-run with anothe
 embedding model) asks the LLM only for the rest. The key covers what the answer
 depends on -- path structure, the columns and rows shown, the prompt version and
 the model -- and nothing else (not the embedding model).
+
+A failing write (disk full, the folder under a file) never costs an answer: the
+entry stays in memory for this run, one warning names the file and the error,
+and later writes are not attempted. A line is used only if it holds an accepted
+answer with a non-empty question for every query; anything else is a miss.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class GenerationCache:
         self.path = target
         self._entries: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self.write_error: OSError | None = None
         self._load()
 
     def _load(self) -> None:
@@ -56,10 +62,13 @@ class GenerationCache:
             try:
                 entry = json.loads(line)
                 key = entry["key"]
-                GenerationResult.from_dict(entry["result"])  # reject entries that would fail later
-            except (ValueError, KeyError, TypeError, AttributeError):
+                usable = _usable(GenerationResult.from_dict(entry["result"]))
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 # a crash mid-write leaves a truncated last line; anything earlier is corruption
                 bad += number != last
+                continue
+            if not isinstance(key, str) or not usable:
+                bad += 1
                 continue
             self._entries[key] = entry
         if bad:
@@ -87,6 +96,10 @@ class GenerationCache:
     def put(self, key: str, result: GenerationResult, *, model_name: str = "", prompt_version: str = "") -> None:
         """Append an accepted result durably; skipped results are not cached (a later run retries them).
 
+        If the file cannot be written the result is still kept in memory (so this
+        run uses it), a warning names the file and the error, and no later write
+        is attempted.
+
         Args:
             key: From :meth:`QueryGenerator.cache_key`.
             result: The accepted result.
@@ -98,16 +111,30 @@ class GenerationCache:
         entry = {"key": key, "model": model_name, "prompt_version": prompt_version, "result": result.to_dict()}
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            needs_newline = self._ends_without_newline()
-            with self.path.open("a", encoding="utf-8") as handle:
-                if needs_newline:
-                    # a truncated last line must not swallow this entry
-                    handle.write("\n")
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-            self._entries[key] = entry
+            self._entries[key] = entry  # first: a paid answer outlives a failing disk
+            if self.write_error is not None:
+                return
+            try:
+                self._append(line)
+            except OSError as exc:
+                self.write_error = exc
+                logger.warning(
+                    "Cannot write generation cache %s (%s); answers of this run are kept in memory only, "
+                    "no further cache writes are attempted",
+                    self.path,
+                    exc,
+                )
+
+    def _append(self, line: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        needs_newline = self._ends_without_newline()
+        with self.path.open("a", encoding="utf-8") as handle:
+            if needs_newline:
+                # a truncated last line must not swallow this entry
+                handle.write("\n")
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def store(self, generator: QueryGenerator, request: GenerationRequest, result: GenerationResult) -> None:
         """Append ``result`` under ``generator``'s key for ``request``."""
@@ -124,3 +151,8 @@ class GenerationCache:
         with self.path.open("rb") as handle:
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) != b"\n"
+
+
+def _usable(result: GenerationResult) -> bool:
+    """An accepted answer whose every query has a question and some columns."""
+    return result.ok and all(q.question.strip() and any(q.columns.values()) for q in result.queries)

@@ -98,6 +98,9 @@ class LLMQueryGenerator(QueryGenerator):
         fallback: Generator for candidate paths beyond the LLM budget and paths the
             LLM skipped: ``"heuristic"`` (default, free templated questions), another
             generator, or ``None`` (such paths get no units, as in the paper).
+        max_failed_share: A run raises ``GenerationFailed`` when at least this share
+            of its requests fail; ``1.0`` (default): only when every one fails (a dead
+            server must not pass for a build); ``None``: never.
     """
 
     prompt_version = PROMPT_VERSION
@@ -115,9 +118,13 @@ class LLMQueryGenerator(QueryGenerator):
         data_tokens: int | None = DEFAULT_DATA_TOKENS,
         model_name: str | None = None,
         fallback: QueryGenerator | str | None = "heuristic",
+        max_failed_share: float | None = 1.0,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        if max_failed_share is not None and not 0.0 <= max_failed_share <= 1.0:
+            raise ValueError(f"max_failed_share must be in [0, 1] or None, got {max_failed_share}")
+        self.max_failed_share = max_failed_share
         self.llm = llm
         self.timeout = timeout
         self.max_attempts = max_attempts

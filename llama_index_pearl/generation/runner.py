@@ -2,7 +2,9 @@
 
 Retries happen once, inside the generator (see ``LLMQueryGenerator``); this driver
 only bounds how many requests are in flight, serves and fills the cache, and turns
-anything unexpected into a skipped request so one path never stops a build.
+anything unexpected into a skipped request so one path never stops a build. Many
+failing paths do: past the generator's ``max_failed_share`` the run raises
+:class:`GenerationFailed` (every accepted answer is in the cache by then).
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from llama_index_pearl.generation.cache import GenerationCache
 from llama_index_pearl.generation.prompts import build_messages
 from llama_index_pearl.serialization import TokenCounter, approximate_token_count
 
-__all__ = ["GenerationReport", "GenerationRun", "agenerate_all", "estimate_prompt_tokens", "generate_all"]
+__all__ = [
+    "GenerationFailed",
+    "GenerationReport",
+    "GenerationRun",
+    "agenerate_all",
+    "estimate_prompt_tokens",
+    "generate_all",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +64,31 @@ class GenerationReport:
         data = asdict(self)
         data["skipped"] = [{"request_id": r, "reason": why} for r, why in self.skipped]
         return data
+
+
+class GenerationFailed(RuntimeError):
+    """Too many requests failed for the result to be worth an index; ``report`` says which and why."""
+
+    def __init__(self, message: str, report: GenerationReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def check_failures(generator: QueryGenerator, report: GenerationReport, cache: GenerationCache | None) -> None:
+    """Raise :class:`GenerationFailed` when the generator's ``max_failed_share`` is reached."""
+    share = generator.max_failed_share
+    failed = len(report.skipped)
+    if share is None or not failed or failed < share * report.paths:
+        return
+    reasons = sorted({why for _, why in report.skipped})
+    kept = f"; the {report.generated} accepted answer(s) are kept in {cache.path}" if cache is not None else ""
+    raise GenerationFailed(
+        f"Query generation with {generator.model_name!r} failed for {failed} of {report.paths} request(s) "
+        f"(max_failed_share={share:g}), e.g. {reasons[0]}"
+        f"{f' (+{len(reasons) - 1} other reason(s))' if len(reasons) > 1 else ''}{kept}. "
+        "Check the LLM server and build again: cached answers are not requested again.",
+        report,
+    )
 
 
 @dataclass
@@ -106,6 +140,10 @@ async def agenerate_all(
     Returns:
         Results in request order, and a report. Never raises for a single
         failing request: it is skipped with a warning naming it.
+
+    Raises:
+        GenerationFailed: At least ``generator.max_failed_share`` of the requests
+            failed (for an LLM generator by default: all of them).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -165,6 +203,7 @@ async def agenerate_all(
         report.completion_tokens,
         report.seconds,
     )
+    check_failures(generator, report, store)
     return GenerationRun(results, report)
 
 

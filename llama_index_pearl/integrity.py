@@ -1,0 +1,159 @@
+"""Checks a persisted index folder must pass before it is used.
+
+``load()`` trusts nothing it reads: the manifest's fields and types, each file's
+size and SHA-256 as recorded at persist time, and the files against each other
+(every unit's tables exist, every vector belongs to a unit, every unit has a
+vector, graph nodes and paths name known tables). Every failure, malformed JSON
+included, is one :class:`IndexFileError` (a ``ValueError``) naming the file and
+the problem, never a ``KeyError`` on the first query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from llama_index.core.schema import BaseNode
+
+from llama_index_pearl.joins import paths_from_graph
+
+__all__ = [
+    "IndexFileError",
+    "check_digests",
+    "check_graph",
+    "check_manifest_fields",
+    "check_units",
+    "check_vector_ids",
+    "file_digests",
+    "read_json",
+    "reading",
+]
+
+_CHUNK = 1 << 20
+# manifest field -> type; "encoder" and "files" are new in format version 3
+_FIELDS: dict[str, type] = {
+    "dimension": int,
+    "n_units": int,
+    "n_tables": int,
+    "vector_store": str,
+    "config": dict,
+    "report": dict,
+}
+_FIELDS_V3: dict[str, type] = {"encoder": dict, "files": dict}
+
+
+class IndexFileError(ValueError):
+    """A persisted index file is missing, malformed or disagrees with the others."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"Corrupted PEARL index file {str(path)!r}: {problem}")
+        self.path = path
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn anything a malformed ``path`` makes the code below raise into one :class:`IndexFileError`."""
+    try:
+        yield
+    except IndexFileError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OSError) as exc:
+        raise IndexFileError(path, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+
+
+def read_json(path: Path) -> Any:
+    """The decoded JSON of ``path``; a truncated or non-UTF-8 file names itself."""
+    with reading(path):
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_manifest_fields(path: Path, manifest: Mapping[str, Any], version: int) -> None:
+    """Every field the loader reads is present with its type."""
+    fields = {**_FIELDS, **(_FIELDS_V3 if version >= 3 else {})}
+    for name, kind in fields.items():
+        value = manifest.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise IndexFileError(path, f"field {name!r} must be a {kind.__name__}, got {value!r:.80}")
+    if manifest["dimension"] < 1 or manifest["n_units"] < 0 or manifest["n_tables"] < 0:
+        raise IndexFileError(path, "dimension, n_units and n_tables must be positive")
+
+
+def _sha256(path: Path, *, sync: bool = False) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            sha.update(chunk)
+        if sync:
+            os.fsync(handle.fileno())
+    return sha.hexdigest()
+
+
+def file_digests(folder: Path, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``{name: {"bytes": size, "sha256": hex}}``; each file is fsynced too (it is about to be swapped in)."""
+    return {
+        name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name, sync=True)}
+        for name in sorted(names)
+    }
+
+
+def check_digests(folder: Path, manifest_path: Path, files: Mapping[str, Any]) -> None:
+    """Each file the manifest lists exists with the recorded size and SHA-256."""
+    for name, recorded in files.items():
+        path = folder / name
+        if not isinstance(recorded, Mapping) or not {"bytes", "sha256"} <= set(recorded):
+            raise IndexFileError(manifest_path, f"bad entry for {name!r} in 'files'")
+        if "/" in name or "\\" in name or name.startswith("."):
+            raise IndexFileError(manifest_path, f"file name {name!r} leaves the folder")
+        if not path.is_file():
+            raise IndexFileError(path, "missing (listed in the manifest)")
+        if path.stat().st_size != recorded["bytes"]:
+            raise IndexFileError(
+                path, f"{path.stat().st_size} bytes, the manifest recorded {recorded['bytes']} (modified after persist)"
+            )
+        if _sha256(path) != recorded["sha256"]:
+            raise IndexFileError(
+                path, "content differs from the SHA-256 the manifest recorded (modified after persist)"
+            )
+
+
+def check_units(path: Path, units: Iterable[BaseNode], table_ids: set[str], expected: int) -> None:
+    """As many units as the manifest says, each standing for known tables."""
+    count = 0
+    with reading(path):
+        for unit in units:
+            count += 1
+            ids = unit.metadata.get("table_ids")
+            if not isinstance(ids, list) or not ids:
+                raise IndexFileError(path, f"unit {unit.node_id} has no table_ids")
+            unknown = [t for t in ids if t not in table_ids]
+            if unknown:
+                raise IndexFileError(path, f"unit {unit.node_id} names table(s) {unknown} absent from tables.jsonl")
+    if count != expected:
+        raise IndexFileError(path, f"holds {count} units, the manifest lists {expected}")
+
+
+def check_vector_ids(path: Path, vector_ids: Iterable[str], unit_ids: set[str]) -> None:
+    """Every vector maps to a unit and every unit has a vector."""
+    ids = set(vector_ids)
+    orphans, missing = ids - unit_ids, unit_ids - ids
+    if orphans:
+        raise IndexFileError(path, f"{len(orphans)} vector(s) map to no unit, e.g. {sorted(orphans)[0]!r}")
+    if missing:
+        raise IndexFileError(path, f"{len(missing)} unit(s) have no vector, e.g. {sorted(missing)[0]!r}")
+
+
+def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
+    """Graph nodes and stored paths name known tables (and the paths parse)."""
+    with reading(path):
+        unknown = [n for n in graph.nodes if n not in table_ids]
+        if unknown:
+            raise IndexFileError(path, f"node(s) {unknown[:5]} absent from tables.jsonl")
+        for join_path in paths_from_graph(graph):
+            if any(t not in table_ids for t in join_path.tables):
+                raise IndexFileError(path, f"path {join_path.path_id} names tables absent from tables.jsonl")

@@ -1,0 +1,271 @@
+"""An index folder is a unit: atomic persist, and load() verifies every file before use."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from embeddings import HashingEmbedding, TrigramEmbedding
+from test_persistence import reseal
+
+from llama_index_pearl import PearlTableIndex
+
+
+@pytest.fixture
+def built(music_tables, hashing_embedding, tmp_path):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    index.persist(tmp_path / "idx")
+    return index, tmp_path / "idx"
+
+
+def _ranked(index, question="Wembley capacity"):
+    return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
+
+
+def _load(folder, **kwargs):
+    return PearlTableIndex.load(folder, embed_model=kwargs.pop("embed_model", HashingEmbedding()), **kwargs)
+
+
+def _edit_lines(path: Path, edit) -> None:
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(edit(lines)) + "\n")
+
+
+# ---------------------------------------------------------------- encoder identity
+def test_another_encoder_of_the_same_dimension_is_refused_naming_both(built):
+    _, folder = built
+    with pytest.raises(ValueError, match=r"Encoder mismatch.*HashingEmbedding.*TrigramEmbedding"):
+        _load(folder, embed_model=TrigramEmbedding())
+
+
+def test_allow_encoder_change_loads_with_another_encoder(built, caplog):
+    caplog.set_level(logging.WARNING)  # a CLI test before may have raised the root level
+    _, folder = built
+    loaded = _load(folder, embed_model=TrigramEmbedding(), allow_encoder_change=True)
+    assert len(loaded.units) > 0 and "allow_encoder_change" in caplog.text
+
+
+def test_without_an_encoder_an_unrebuildable_one_is_asked_for(built):
+    _, folder = built
+    with pytest.raises(ValueError, match=r"built with encoder HashingEmbedding.*pass embed_model="):
+        PearlTableIndex.load(folder)
+
+
+def test_the_manifest_records_the_encoder_class_and_model_name(built):
+    _, folder = built
+    manifest = json.loads((folder / "pearl.json").read_text())
+    assert manifest["encoder"] == {"class": "HashingEmbedding", "model_name": "unknown"}
+    assert manifest["format_version"] == 3
+
+
+def test_a_version_2_folder_still_loads(built):
+    index, folder = built
+    manifest = json.loads((folder / "pearl.json").read_text())
+    for key in ("encoder", "files"):
+        del manifest[key]
+    manifest["format_version"] = 2
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    assert _ranked(_load(folder)) == _ranked(index)
+
+
+# ---------------------------------------------------------------- cross-checks
+def test_an_edited_file_is_reported_as_modified_after_persist(built):
+    _, folder = built
+    _edit_lines(folder / "tables.jsonl", lambda lines: lines[:-1])
+    with pytest.raises(ValueError, match=r"tables\.jsonl.*modified after persist"):
+        _load(folder)
+
+
+def test_a_missing_table_line_is_reported_against_the_manifest_count(built):
+    _, folder = built
+    _edit_lines(folder / "tables.jsonl", lambda lines: lines[:-1])
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"tables\.jsonl.*holds 2 tables, the manifest lists 3"):
+        _load(folder)
+
+
+def test_a_unit_naming_an_absent_table_is_reported(built):
+    _, folder = built
+    _edit_lines(folder / "tables.jsonl", lambda lines: [line for line in lines if '"id": "stadium"' not in line])
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest["n_tables"] = 2
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"(docstore\.json|join_graph\.json).*stadium"):
+        _load(folder)
+
+
+def test_a_vector_mapped_to_no_unit_is_reported(built):
+    _, folder = built
+    id_map = json.loads((folder / "id_map.json").read_text())
+    mapping = id_map["node_id_to_faiss_id_map"]
+    first = next(iter(mapping))
+    mapping["not-a-unit"] = mapping.pop(first)
+    (folder / "id_map.json").write_text(json.dumps(id_map))
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"id_map\.json.*map to no unit"):
+        _load(folder)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("docstore.json", '{"docstore/data": {'),  # truncated
+        ("docstore.json", "[]"),
+        ("docstore.json", "{}"),
+        ("index_store.json", "[1, 2]"),
+        ("join_graph.json", '{"nodes": 3}'),
+        ("join_graph.json", "[" * 100_000 + "]" * 100_000),  # RecursionError in the decoder
+        ("tables.jsonl", '["a list, not a table"]\n'),
+        ("tables.jsonl", '{"id": "x", "columns": ["a"], "rows": [[1, 2]]}\n'),
+        ("id_map.json", "[]"),
+        ("pearl.json", "not json"),
+    ],
+)
+def test_malformed_or_wrong_json_is_one_value_error_naming_the_file(built, name, content):
+    _, folder = built
+    (folder / name).write_text(content)
+    if name != "pearl.json":
+        reseal(folder)
+    with pytest.raises(ValueError, match=name.replace(".", r"\.")):
+        _load(folder)
+
+
+@pytest.mark.parametrize(("field", "value"), [("dimension", "64"), ("n_units", None), ("config", []), ("report", 3)])
+def test_a_manifest_field_of_the_wrong_type_is_named(built, field, value):
+    _, folder = built
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest[field] = value
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=rf"pearl\.json.*{field}"):
+        _load(folder)
+
+
+# ---------------------------------------------------------------- atomic persist
+def test_persist_refuses_to_replace_a_folder_that_is_not_an_index(built, tmp_path):
+    index, _ = built
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="not a PEARL index"):
+        index.persist(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_persist_over_an_index_replaces_it_and_leaves_no_temporary_folder(built, music_tables, tmp_path):
+    _, folder = built
+    smaller = PearlTableIndex.from_tables({"singer": music_tables["singer"]}, embed_model=HashingEmbedding())
+    smaller.persist(folder)
+    assert set(_load(folder).tables) == {"singer"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_an_error_mid_persist_leaves_the_old_index_loading_identically(built, music_tables, monkeypatch, tmp_path):
+    index, folder = built
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    import llama_index_pearl.persistence as persistence
+
+    def explode(tables, path):
+        path.write_text('{"id": "half-written')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(persistence, "_write_tables", explode)
+    with pytest.raises(OSError, match="disk full"):
+        PearlTableIndex.from_tables({"singer": music_tables["singer"]}, embed_model=HashingEmbedding()).persist(folder)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert _ranked(_load(folder)) == _ranked(index)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_a_process_killed_mid_persist_leaves_the_old_index_loading_identically(built, tmp_path):
+    index, folder = built
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path[:0] = {[str(Path(__file__).parent)]!r}
+        import pandas as pd
+        from embeddings import HashingEmbedding
+        import llama_index_pearl.persistence as persistence
+        from llama_index_pearl import PearlTableIndex
+
+        def crash(tables, path):
+            path.write_text('{{"id": "half')
+            os._exit(9)  # no cleanup runs: as a SIGKILL or a power cut would leave it
+
+        persistence._write_tables = crash
+        index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
+        index.persist({str(folder)!r})
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+    assert _ranked(_load(folder)) == _ranked(index)
+
+
+def test_a_crash_between_the_fallback_renames_still_loads_the_previous_index(built, tmp_path):
+    index, folder = built
+    folder.rename(tmp_path / ".idx.pearl-old-1234abcd")
+    assert _ranked(_load(folder)) == _ranked(index)
+
+
+def test_units_are_checked_against_the_tables_they_name(tmp_path):
+    from llama_index.core.schema import TextNode
+
+    from llama_index_pearl.integrity import check_units
+
+    unit = TextNode(id_="u1", text="x", metadata={"table_ids": ["singer", "ghost"]})
+    with pytest.raises(ValueError, match=r"docstore\.json.*u1.*ghost"):
+        check_units(tmp_path / "docstore.json", [unit], {"singer"}, expected=1)
+    with pytest.raises(ValueError, match=r"holds 1 units, the manifest lists 2"):
+        check_units(tmp_path / "docstore.json", [TextNode(id_="u2", metadata={"table_ids": ["singer"]})], {"singer"}, 2)
+
+
+def test_without_an_atomic_exchange_persist_renames_aside_and_cleans_up(built, music_tables, monkeypatch, tmp_path):
+    import llama_index_pearl.atomic as atomic
+
+    _, folder = built
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    PearlTableIndex.from_tables({"singer": music_tables["singer"]}, embed_model=HashingEmbedding()).persist(folder)
+    assert set(_load(folder).tables) == {"singer"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_pearl_query_uses_the_encoder_recorded_in_the_manifest(music_tables, minilm, tmp_path, capsys, monkeypatch):
+    from llama_index.core import Settings
+
+    from llama_index_pearl.cli import main
+
+    PearlTableIndex.from_tables(music_tables, embed_model=minilm).persist(tmp_path / "idx")
+    monkeypatch.setattr(Settings, "_embed_model", TrigramEmbedding())  # another encoder set globally
+    assert main(["query", str(tmp_path / "idx"), "Which stadium holds 90?", "-k", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["table_id"] == "stadium"
+
+
+def test_pearl_query_on_an_index_of_an_unrebuildable_encoder_says_what_to_pass(built, capsys):
+    from llama_index_pearl.cli import main
+
+    _, folder = built
+    assert main(["query", str(folder), "Wembley"]) == 2
+    assert "pass embed_model=" in capsys.readouterr().err
+
+
+def test_persist_to_a_symlinked_folder_replaces_the_folder_it_points_to(built, tmp_path):
+    index, folder = built
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    index.persist(link)
+    assert link.is_symlink() and _ranked(_load(link)) == _ranked(index)
+
+
+def test_persist_to_the_current_folder_names_it(built, tmp_path, monkeypatch):
+    index, _ = built
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    index.persist(".")
+    assert _ranked(_load(tmp_path / "here")) == _ranked(index)
