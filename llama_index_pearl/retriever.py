@@ -1,34 +1,39 @@
 """``PearlRetriever``: embed the question once, max-pool unit scores to tables.
 
-No LLM runs at query time (paper section 3.2). The retriever asks the vector
-store for the top-n units, pools them to tables with
-:func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
-until k distinct tables are found and ties among them are settled
-(:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is exhausted. With the default
-exact FAISS store the result is exact max-pooling; with an approximate or remote
-store it is exact over whatever units the store returns. Each returned table
-carries join hints (:mod:`llama_index_pearl.join_hints`) towards the other
-returned tables.
+No LLM runs at query time (paper section 3.2). Where pooling happens depends on
+the vector store:
+
+- the default exact FAISS store is searched directly
+  (:mod:`llama_index_pearl.query_plan`): one top-n search, ties among the top-k
+  tables settled from the tied tables' stored vectors, and one pass over every
+  stored vector only when the top-n cannot decide. Exact max-pooling, with a
+  bounded cost per query;
+- any other store is asked for its top-n units through LlamaIndex, pooled with
+  :func:`~llama_index_pearl.pooling.max_pool`, over-fetching (n × 4 each round)
+  until k distinct tables are found and their ties are settled
+  (:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is
+  exhausted: exact over whatever units the store returns.
+
+Each returned table carries join hints (:mod:`llama_index_pearl.join_hints`)
+towards the other returned tables.
 """
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.pooling import TableHit, UnitHit, max_pool, next_fetch_size, ranking_is_final
+from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size, ranking_is_final
+from llama_index_pearl.query_plan import Hit, QueryPlan, query_plan
 
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
 
 __all__ = ["PearlRetriever"]
 
-_TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 MIN_FETCH = 32
 
 
@@ -81,17 +86,27 @@ class PearlRetriever(BaseRetriever):
         wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
         return min(n_units, wanted)
 
+    def _nodes(self, plan: QueryPlan, hits: list[Hit]) -> list[NodeWithScore]:
+        return plan.nodes(hits, self._include_join_hints_in_text)
+
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
+        plan = query_plan(self._index)
+        if plan.direct:
+            return self._nodes(plan, self._search(plan, query_bundle))
+        n_units = len(plan.unit_ids)
         fetch = self._first_fetch(n_units)
         while True:
-            nodes = self._pool(self._fetch(query_bundle, fetch), fetch, n_units)
-            if nodes is not None:
-                return nodes
+            hits = self._pool(plan, self._fetch(query_bundle, fetch), fetch, n_units)
+            if hits is not None:
+                return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
+
+    def _search(self, plan: QueryPlan, query_bundle: QueryBundle) -> list[Hit]:
+        assert query_bundle.embedding is not None
+        return plan.search(query_bundle.embedding, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)))
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
@@ -101,12 +116,15 @@ class PearlRetriever(BaseRetriever):
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
+        plan = query_plan(self._index)
+        if plan.direct:
+            return self._nodes(plan, self._search(plan, query_bundle))
+        n_units = len(plan.unit_ids)
         fetch = self._first_fetch(n_units)
         while True:
-            nodes = self._pool(await self._afetch(query_bundle, fetch), fetch, n_units)
-            if nodes is not None:
-                return nodes
+            hits = self._pool(plan, await self._afetch(query_bundle, fetch), fetch, n_units)
+            if hits is not None:
+                return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
 
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
@@ -114,12 +132,12 @@ class PearlRetriever(BaseRetriever):
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
 
     # -------------------------------------------------------------- helpers
-    def _pool(self, hits: list[UnitHit], fetch: int, n_units: int) -> list[NodeWithScore] | None:
-        """One round: max-pool the fetched units; the table nodes once done, ``None`` to fetch more."""
+    def _pool(self, plan: QueryPlan, hits: list[UnitHit], fetch: int, n_units: int) -> list[Hit] | None:
+        """One round of the generic path: the top-k tables once final, ``None`` to fetch more."""
         tables = max_pool(hits)
         exhausted = len(hits) < fetch or fetch >= n_units
         if exhausted or ranking_is_final(tables, self._similarity_top_k):
-            return self._to_nodes(tables[: self._similarity_top_k])
+            return [(t.table_id, t.score, t.unit_id) for t in tables[: self._similarity_top_k]]
         return None
 
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
@@ -127,33 +145,6 @@ class PearlRetriever(BaseRetriever):
         unit = self._index.unit(node.node_id)
         metadata = unit.metadata if unit is not None else node.metadata
         return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
-
-    def _to_nodes(self, tables: list[TableHit]) -> list[NodeWithScore]:
-        hints = compute_join_hints(self._index.join_graph, [hit.table_id for hit in tables])
-        return [
-            NodeWithScore(node=self._table_node(hit, hints_for_table(hints, hit.table_id)), score=hit.score)
-            for hit in tables
-        ]
-
-    def _table_node(self, hit: TableHit, hints: list[JoinHint]) -> TextNode:
-        unit = self._index.unit(hit.unit_id)
-        unit_meta = unit.metadata if unit is not None else {}
-        metadata = {
-            "table_id": hit.table_id,
-            "matched_unit_id": hit.unit_id,
-            "matched_kind": unit_meta.get("kind"),
-            "matched_table_ids": list(unit_meta.get("table_ids", [])),
-            "matched_question": unit_meta.get("question"),
-            "join_hints": [h.to_dict() for h in hints],
-        }
-        text = self._index.table_text(hit.table_id)
-        if self._include_join_hints_in_text and hints:
-            text = f"{text}\n{format_join_hints(hints)}"
-        node = TextNode(id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)), text=text, metadata=metadata)
-        hidden = [k for k in metadata if k != "table_id"]
-        node.excluded_llm_metadata_keys = hidden
-        node.excluded_embed_metadata_keys = list(metadata)
-        return node
 
 
 def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:
