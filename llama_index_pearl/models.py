@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
@@ -22,6 +24,7 @@ from llama_index_pearl.serialization import TokenCounter, approximate_token_coun
 __all__ = [
     "default_embed_model",
     "embed_model_name",
+    "embed_queries",
     "encoder_window",
     "resolve_embed_model",
     "resolve_llm",
@@ -99,3 +102,29 @@ def token_counter_for(embed_model: BaseEmbedding) -> TokenCounter:
         return [len(ids) for ids in encoded]
 
     return count
+
+
+def embed_queries(embed_model: BaseEmbedding, questions: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Query embeddings of many questions, normalised, one row each; batched when the model can.
+
+    A HuggingFace model encodes whole batches with its query prompt (what
+    ``get_query_embedding`` does one at a time); any other model is asked question
+    by question, which is what its query API promises.
+
+    Args:
+        embed_model: The encoder.
+        questions: The questions.
+        batch_size: Questions per encoder call.
+    """
+    batched = getattr(embed_model, "_embed", None) if _sentence_transformer(embed_model) is not None else None
+    rows: list[list[float]] = []
+    for start in range(0, len(questions), batch_size):
+        chunk = list(questions[start : start + batch_size])
+        if batched is not None:
+            rows.extend(batched(chunk, prompt_name="query"))
+        else:
+            rows.extend(embed_model.get_query_embedding(q) for q in chunk)
+    matrix = np.asarray(rows, dtype=np.float32).reshape(len(questions), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms

@@ -206,27 +206,28 @@ def pool_top_units(
     groups: dict[float, list[tuple[int, list[Any]]]] = {}
     for table, entry in contenders:
         groups.setdefault(entry[0], []).append((table, entry))
-    for group in groups.values():
-        if len(group) > 1 and not exhausted:
-            _settle(group, memberships, unit_scores)
+    if not exhausted:
+        _settle([g for g in groups.values() if len(g) > 1], memberships, unit_scores)
     contenders.sort(key=lambda item: (-item[1][0], -_or_minus_inf(item[1][3]), item[1][2]))
     return [Pooled(table, entry[0], entry[1], entry[3]) for table, entry in contenders[:k]]
 
 
-def _settle(group: list[tuple[int, list[Any]]], memberships: Memberships, unit_scores: Callable) -> None:
-    """Exact next-best scores of a tie group; all computed alike when any is missing from the fetch."""
-    open_tables = [t for t, e in group if e[3] is None and len(memberships.units_of(t)) > 1]
-    if not open_tables:
+def _settle(groups: list[list[tuple[int, list[Any]]]], memberships: Memberships, unit_scores: Callable) -> None:
+    """Exact next-best scores of tie groups, in one ``unit_scores`` call.
+
+    A group with any next-best unit missing from the fetch is computed whole, so
+    that its members are compared on scores computed alike.
+    """
+    open_groups = [g for g in groups if any(e[3] is None and len(memberships.units_of(t)) > 1 for t, e in g)]
+    if not open_groups:
         return
-    tables = [t for t, _ in group]
-    wanted, inverse = np.unique(np.concatenate([memberships.units_of(t) for t in tables]), return_inverse=True)
-    computed = np.asarray(unit_scores(wanted))[inverse]
-    start = 0
-    for table, entry in group:
-        n = len(memberships.units_of(table))
-        own = np.sort(computed[start : start + n])[::-1]
-        entry[3] = float(own[1]) if n > 1 else None
-        start += n
+    own = {t: memberships.units_of(t).tolist() for g in open_groups for t, _ in g}
+    wanted = list(dict.fromkeys(u for units in own.values() for u in units))
+    score_of = dict(zip(wanted, np.asarray(unit_scores(np.asarray(wanted, dtype=np.int64))).tolist()))
+    for group in open_groups:
+        for table, entry in group:
+            ranked = sorted((score_of[u] for u in own[table]), reverse=True)
+            entry[3] = ranked[1] if len(ranked) > 1 else None
 
 
 def _or_minus_inf(value: float | None) -> float:

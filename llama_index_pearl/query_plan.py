@@ -12,7 +12,7 @@ one pass scoring every stored vector (:func:`~llama_index_pearl.pooling.pool_all
 Other stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
-node id are computed once, and join hints once per distinct result set.
+node id are computed when the plan is built, join hints once per distinct result set.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from llama_index_pearl.stores import PearlFaissStore
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
 
-__all__ = ["QueryPlan", "query_plan"]
+__all__ = ["QueryPlan", "one_faiss_thread", "query_plan"]
 
 _TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 HINT_CACHE_SIZE = 4096
@@ -55,7 +55,7 @@ def _fingerprint(index: PearlTableIndex) -> tuple[Any, ...]:
 
 
 @contextmanager
-def _one_faiss_thread() -> Iterator[None]:
+def one_faiss_thread() -> Iterator[None]:
     """One query needs no thread team; waking one on a busy machine costs more than the search."""
     import faiss
 
@@ -100,7 +100,8 @@ class QueryPlan:
             )
             lists.append([number[t] for t in table_ids])
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
-        self._texts: dict[str, tuple[str, str]] = {}
+        # every table's text up front: at query time a cold table would cost more than the whole search
+        self._texts = {t: (str(uuid.uuid5(_TABLE_NAMESPACE, t)), index.table_text(t)) for t in self.table_ids}
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
 
     def _prepare_faiss(self, store: PearlFaissStore, faiss_ids: np.ndarray) -> None:
@@ -137,7 +138,7 @@ class QueryPlan:
         n = min(fetch, len(self.unit_ids))
         if n == 0:
             return []
-        with _one_faiss_thread():
+        with one_faiss_thread():
             scores, faiss_ids = self._faiss.search(vector, n)
         return self._pool(vector[0], scores[0], faiss_ids[0], k)
 
@@ -190,14 +191,6 @@ class QueryPlan:
             hints = self._hints[table_ids] = compute_join_hints(self._index.join_graph, table_ids)
         return hints
 
-    def _table(self, table_id: str) -> tuple[str, str]:
-        """The table's node id and text, computed once."""
-        prepared = self._texts.get(table_id)
-        if prepared is None:
-            prepared = (str(uuid.uuid5(_TABLE_NAMESPACE, table_id)), self._index.table_text(table_id))
-            self._texts[table_id] = prepared
-        return prepared
-
     def _node(self, hit: Hit, hints: list[JoinHint], include_join_hints_in_text: bool) -> TextNode:
         table_id, _, unit_id = hit
         kind, unit_tables, question = self._unit_meta.get(unit_id, (None, [], None))
@@ -209,7 +202,7 @@ class QueryPlan:
             "matched_question": question,
             "join_hints": [h.to_dict() for h in hints],
         }
-        node_id, text = self._table(table_id)
+        node_id, text = self._texts[table_id]
         if include_join_hints_in_text and hints:
             text = f"{text}\n{format_join_hints(hints)}"
         node = TextNode(id_=node_id, text=text, metadata=metadata)

@@ -20,12 +20,16 @@ towards the other returned tables.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from llama_index_pearl.models import embed_queries
 from llama_index_pearl.pooling import UnitHit, max_pool, next_fetch_size, ranking_is_final
 from llama_index_pearl.query_plan import Hit, QueryPlan, query_plan
 
@@ -130,6 +134,46 @@ class PearlRetriever(BaseRetriever):
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
+
+    # ---------------------------------------------------------------- batch
+    def retrieve_many(self, questions: Sequence[str | QueryBundle], batch_size: int = 64) -> list[list[NodeWithScore]]:
+        """Retrieve for many questions: embeddings in batches, one store search for all of them.
+
+        Results equal :meth:`retrieve` on each question. Per-question retrieval
+        events are not emitted (one batch is not one query).
+
+        Args:
+            questions: Questions, or query bundles (an attached embedding is used as is).
+            batch_size: Questions per encoder call.
+        """
+        bundles = self._embedded(questions, batch_size)
+        plan = query_plan(self._index)
+        if not bundles:
+            return []
+        if plan.direct:
+            matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
+            hits = plan.search_many(matrix, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)))
+            return [self._nodes(plan, h) for h in hits]
+        return [self._retrieve(b) for b in bundles]
+
+    async def aretrieve_many(
+        self, questions: Sequence[str | QueryBundle], batch_size: int = 64
+    ) -> list[list[NodeWithScore]]:
+        """Async twin of :meth:`retrieve_many` (the encoder and a direct FAISS search run in a worker thread)."""
+        plan = query_plan(self._index)
+        if plan.direct:
+            return await asyncio.to_thread(self.retrieve_many, questions, batch_size)
+        bundles = await asyncio.to_thread(self._embedded, questions, batch_size)
+        return [await self._aretrieve(b) for b in bundles]
+
+    def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
+        bundles = [q if isinstance(q, QueryBundle) else QueryBundle(query_str=q) for q in questions]
+        missing = [i for i, b in enumerate(bundles) if b.embedding is None]
+        if missing:
+            vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in missing], batch_size)
+            for i, vector in zip(missing, vectors):
+                bundles[i] = _with_embedding(bundles[i], vector.tolist())
+        return bundles
 
     # -------------------------------------------------------------- helpers
     def _pool(self, plan: QueryPlan, hits: list[UnitHit], fetch: int, n_units: int) -> list[Hit] | None:

@@ -88,3 +88,34 @@ async def test_async_direct_retrieval_matches_sync():
     retriever = index.as_retriever(similarity_top_k=3)
     sync = [(n.node.metadata["table_id"], n.score) for n in retriever.retrieve("red cat")]
     assert [(n.node.metadata["table_id"], n.score) for n in await retriever.aretrieve("red cat")] == sync
+
+
+def _tables(results):
+    return [[(n.node.metadata["table_id"], round(n.score, 5)) for n in nodes] for nodes in results]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_retrieve_many_equals_retrieve_on_each_question(seed):
+    index = _corpus(seed)
+    retriever = index.as_retriever(similarity_top_k=3)
+    questions = ["red cat", "blue dog fish", "city year", "green", "red cat"]
+    assert _tables(retriever.retrieve_many(questions, batch_size=2)) == _tables(
+        [retriever.retrieve(q) for q in questions]
+    )
+
+
+async def test_aretrieve_many_equals_retrieve_many():
+    retriever = _corpus(1).as_retriever(similarity_top_k=2)
+    questions = ["red cat", "city year"]
+    assert _tables(await retriever.aretrieve_many(questions)) == _tables(retriever.retrieve_many(questions))
+
+
+def test_retrieve_many_with_the_real_encoder_batches_queries_and_ranks_like_retrieve(music_tables, minilm):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=minilm)
+    retriever = index.as_retriever(similarity_top_k=3)
+    questions = ["Which stadium holds the most people?", "Who sang at the Gala concert?", "singer names"]
+    many = retriever.retrieve_many(questions)
+    for question, nodes in zip(questions, many):
+        one = retriever.retrieve(question)
+        assert [n.node.metadata["table_id"] for n in nodes] == [n.node.metadata["table_id"] for n in one]
+        assert [n.score for n in nodes] == pytest.approx([n.score for n in one], abs=1e-5)
