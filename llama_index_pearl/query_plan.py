@@ -9,7 +9,8 @@ index directly: one top-n search, ties settled from the stored vectors of the
 tied tables (:func:`~llama_index_pearl.pooling.pool_top_units`), and in the rare
 case the top-n cannot decide (fewer than k tables, or a tie at its last score)
 one pass scoring every stored vector (:func:`~llama_index_pearl.pooling.pool_all_units`).
-Other stores go through LlamaIndex's retriever (see ``PearlRetriever``).
+A Qdrant store pools on the server (:mod:`llama_index_pearl.grouped_search`); other
+stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
 node id are computed when the plan is built, join hints once per distinct result set.
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from llama_index.core.schema import NodeWithScore, TextNode
 
+from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.pooling import Memberships, Pooled, pool_all_units, pool_top_units
 from llama_index_pearl.stores import PearlFaissStore
@@ -79,6 +81,7 @@ class QueryPlan:
         self._index = index
         store = index.vector_index.vector_store
         self.direct = isinstance(store, PearlFaissStore)
+        self.grouped = None if self.direct else grouped_store(store)
         if self.direct:
             by_faiss_id = sorted(store._node_id_to_faiss_id_map.items(), key=lambda item: item[1])
             self.unit_ids = [node_id for node_id, _ in by_faiss_id]
@@ -100,6 +103,7 @@ class QueryPlan:
             )
             lists.append([number[t] for t in table_ids])
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
+        self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
         # every table's text up front: at query time a cold table would cost more than the whole search
         self._texts = {t: (str(uuid.uuid5(_TABLE_NAMESPACE, t)), index.table_text(t)) for t in self.table_ids}
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
@@ -168,6 +172,17 @@ class QueryPlan:
             all_scores = (self._vectors() @ query)[self._unit_row]
             pooled = pool_all_units(all_scores, self.memberships, k)
         return self.hits(pooled)
+
+    def search_grouped(self, query: Sequence[float], k: int) -> list[Hit]:
+        """Exact top-``k`` tables pooled by Qdrant's grouped search (see :mod:`llama_index_pearl.grouped_search`)."""
+        assert self.grouped is not None
+        return grouped_top_k(self.grouped, query, k, len(self.table_ids), self._store_order)
+
+    def _store_order(self, table_id: str, unit_id: str) -> tuple[int, int]:
+        """Where ``max_pool`` over units in store order would meet this table first (fully tied tables)."""
+        tables = self._unit_meta.get(unit_id, (None, [], None))[1]
+        position = tables.index(table_id) if table_id in tables else 0
+        return self._unit_number.get(unit_id, len(self.unit_ids)), position
 
     def hits(self, pooled: Sequence[Pooled]) -> list[Hit]:
         return [(self.table_ids[p.table], p.score, self.unit_ids[p.unit]) for p in pooled]

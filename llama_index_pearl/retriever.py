@@ -8,6 +8,8 @@ the vector store:
   tables settled from the tied tables' stored vectors, and one pass over every
   stored vector only when the top-n cannot decide. Exact max-pooling, with a
   bounded cost per query;
+- a Qdrant store pools on the server: one grouped search by table
+  (:mod:`llama_index_pearl.grouped_search`), exact like the default;
 - any other store is asked for its top-n units through LlamaIndex, pooled with
   :func:`~llama_index_pearl.pooling.max_pool`, over-fetching (n × 4 each round)
   until k distinct tables are found and their ties are settled
@@ -102,6 +104,8 @@ class PearlRetriever(BaseRetriever):
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
+        if plan.grouped is not None:
+            return self._nodes(plan, plan.search_grouped(query_bundle.embedding or [], self._similarity_top_k))
         n_units = len(plan.unit_ids)
         fetch = self._first_fetch(n_units)
         while True:
@@ -130,6 +134,10 @@ class PearlRetriever(BaseRetriever):
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
+        if plan.grouped is not None:
+            embedding = query_bundle.embedding or []
+            hits = await asyncio.to_thread(plan.search_grouped, embedding, self._similarity_top_k)
+            return self._nodes(plan, hits)
         n_units = len(plan.unit_ids)
         fetch = self._first_fetch(n_units)
         while True:

@@ -13,7 +13,7 @@ from llama_index_pearl.pooling import UnitHit, max_pool
 from llama_index_pearl.units import UnitKind, make_unit, original_unit
 
 
-def _corpus(seed: int) -> PearlTableIndex:
+def _corpus(seed: int, storage_context=None) -> PearlTableIndex:
     """Random tables, identical copies in a second database, joined entries and per-table questions."""
     rng = np.random.default_rng(seed)
     embedding = DyadicEmbedding()
@@ -33,7 +33,11 @@ def _corpus(seed: int) -> PearlTableIndex:
         kind = UnitKind.EXPLICIT if len(views) > 1 else UnitKind.SINGLE_HOP
         units.append(make_unit(kind, views, serializer, question=question, key=str(i)))
     return PearlTableIndex(
-        list(index.tables.values()), build_vector_index(units, embedding), embedding, index.config, units
+        list(index.tables.values()),
+        build_vector_index(units, embedding, storage_context),
+        embedding,
+        index.config,
+        units,
     )
 
 
