@@ -104,24 +104,33 @@ class _Encoder:
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))  # token counting, as for torch
         self._fast = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._fast.enable_truncation(self.max_seq_length)
-        self._fast.enable_padding(pad_id=self._fast.token_to_id("[PAD]") or 0)
+        self._fast.no_padding()  # each batch is padded to its own longest text
         single = onnxruntime.SessionOptions()
         single.intra_op_num_threads = 1
         single.inter_op_num_threads = 1
         providers = ["CPUExecutionProvider"]
         self._single = onnxruntime.InferenceSession(str(onnx_path), single, providers=providers)
-        self._batch = onnxruntime.InferenceSession(str(onnx_path), providers=providers)
+        batch = onnxruntime.SessionOptions()
+        batch.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy machine
+        self._batch = onnxruntime.InferenceSession(str(onnx_path), batch, providers=providers)
+        self.dimension = int(json.loads((model_dir / "config.json").read_text()).get("hidden_size", 384))
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, **_: Any) -> np.ndarray:
-        """Normalised embeddings, one row per text."""
-        rows = []
-        for start in range(0, len(texts), batch_size):
-            chunk = list(texts[start : start + batch_size])
-            encodings = self._fast.encode_batch(chunk)
-            feed = {name: np.asarray([getattr(e, _FIELD[name]) for e in encodings], dtype=np.int64) for name in INPUTS}
+        """Normalised embeddings, one row per text (batched by length, as sentence-transformers does)."""
+        encodings = self._fast.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            feed = {name: np.zeros((len(chunk), width), dtype=np.int64) for name in INPUTS}
+            for row, i in enumerate(chunk):
+                for name in INPUTS:
+                    values = getattr(encodings[i], _FIELD[name])
+                    feed[name][row, : len(values)] = values
             session = self._single if len(chunk) == 1 else self._batch
-            rows.append(session.run(None, feed)[0])
-        return np.concatenate(rows) if rows else np.zeros((0, 384), dtype=np.float32)
+            out[chunk] = session.run(None, feed)[0]
+        return out
 
 
 _FIELD = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}

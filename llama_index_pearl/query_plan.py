@@ -45,7 +45,7 @@ def query_plan(index: PearlTableIndex) -> QueryPlan:
     """The index's plan, rebuilt when the index or its store changed since the last one."""
     plan = index.__dict__.get("_query_plan")
     if plan is None or plan.fingerprint != _fingerprint(index):
-        plan = QueryPlan(index)
+        plan = QueryPlan(index, previous=plan)
         index.__dict__["_query_plan"] = plan
     return plan
 
@@ -74,9 +74,10 @@ class QueryPlan:
 
     Args:
         index: The index (read, never changed).
+        previous: The plan of the index's previous state: texts of tables left unchanged are reused.
     """
 
-    def __init__(self, index: PearlTableIndex) -> None:
+    def __init__(self, index: PearlTableIndex, previous: QueryPlan | None = None) -> None:
         self.fingerprint = _fingerprint(index)
         self._index = index
         store = index.vector_index.vector_store
@@ -105,7 +106,15 @@ class QueryPlan:
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
         # every table's text up front: at query time a cold table would cost more than the whole search
-        self._texts = {t: (str(uuid.uuid5(_TABLE_NAMESPACE, t)), index.table_text(t)) for t in self.table_ids}
+        reusable = previous._texts if previous is not None else {}
+        self._texts: dict[str, tuple[Any, str, str]] = {}
+        for table_id, table in index.tables.items():
+            old = reusable.get(table_id)
+            if old is not None and old[0] is table:
+                self._texts[table_id] = old
+            else:
+                node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
+                self._texts[table_id] = (table, node_id, index.table_text(table_id))
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
 
     def _prepare_faiss(self, store: PearlFaissStore, faiss_ids: np.ndarray) -> None:
@@ -217,7 +226,7 @@ class QueryPlan:
             "matched_question": question,
             "join_hints": [h.to_dict() for h in hints],
         }
-        node_id, text = self._texts[table_id]
+        _, node_id, text = self._texts[table_id]
         if include_join_hints_in_text and hints:
             text = f"{text}\n{format_join_hints(hints)}"
         node = TextNode(id_=node_id, text=text, metadata=metadata)

@@ -123,3 +123,15 @@ def test_retrieve_many_with_the_real_encoder_batches_queries_and_ranks_like_retr
         one = retriever.retrieve(question)
         assert [n.node.metadata["table_id"] for n in nodes] == [n.node.metadata["table_id"] for n in one]
         assert [n.score for n in nodes] == pytest.approx([n.score for n in one], abs=1e-5)
+
+
+def test_after_an_insert_the_plan_keeps_the_texts_of_unchanged_tables_and_finds_the_new_table(music_tables):
+    from embeddings import HashingEmbedding
+
+    index = PearlTableIndex.from_tables(music_tables, embed_model=HashingEmbedding())
+    retriever = index.as_retriever(similarity_top_k=1)
+    retriever.retrieve("Wembley capacity")
+    before = index.__dict__["_query_plan"]._texts["stadium"]
+    index.insert_tables({"album": pd.DataFrame({"album_id": [1], "title": ["Quokka Zebra Songs"]})})
+    assert retriever.retrieve("Quokka Zebra Songs")[0].node.metadata["table_id"] == "album"
+    assert index.__dict__["_query_plan"]._texts["stadium"] is before
