@@ -59,7 +59,7 @@ def default_embed_model() -> BaseEmbedding:
         try:
             from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
 
-            return OnnxMiniLMEmbedding(model_name=path, embed_batch_size=64)
+            return OnnxMiniLMEmbedding(model_name=path)
         except ImportError as exc:
             if choice == "onnx":
                 raise

@@ -25,6 +25,7 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 __all__ = ["OnnxMiniLMEmbedding", "export_onnx", "onnx_cache_dir"]
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+ENCODE_BATCH = 64  # texts per ONNX run; LlamaIndex hands over up to embed_batch_size texts, sorted here by length
 
 
 def onnx_cache_dir() -> Path:
@@ -142,13 +143,14 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
     Args:
         model_name: The model folder.
         cache_dir: Where the ONNX export is kept (default :func:`onnx_cache_dir`).
-        embed_batch_size: Texts per encoder call when building.
+        embed_batch_size: Texts LlamaIndex passes per call when building; they are sorted by length and
+            encoded 64 at a time, so a large value pads less.
     """
 
     cache_dir: str | None = None
     _model: _Encoder = PrivateAttr()
 
-    def __init__(self, model_name: str, cache_dir: str | None = None, embed_batch_size: int = 64, **kwargs: Any):
+    def __init__(self, model_name: str, cache_dir: str | None = None, embed_batch_size: int = 2048, **kwargs: Any):
         super().__init__(model_name=model_name, cache_dir=cache_dir, embed_batch_size=embed_batch_size, **kwargs)
         self._model = _Encoder(Path(model_name), export_onnx(model_name, cache_dir))
 
@@ -158,7 +160,7 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
 
     def _embed(self, texts: list[str], prompt_name: str | None = None) -> list[list[float]]:
         """Batch call with the signature ``HuggingFaceEmbedding`` has (this model has no prompts)."""
-        return self._model.encode(texts, batch_size=self.embed_batch_size).tolist()
+        return self._model.encode(texts, batch_size=ENCODE_BATCH).tolist()
 
     def _get_query_embedding(self, query: str) -> list[float]:
         return self._embed([query])[0]
