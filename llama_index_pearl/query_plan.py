@@ -116,6 +116,7 @@ class QueryPlan:
                 node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
                 self._texts[table_id] = (table, node_id, index.table_text(table_id))
         self._pair_hints: dict[tuple[str, str], JoinHint | None] = {}
+        self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
 
     def _prepare_faiss(self, store: PearlFaissStore, faiss_ids: np.ndarray) -> None:
         import faiss
@@ -218,11 +219,21 @@ class QueryPlan:
                 if key not in self._pair_hints:
                     if len(self._pair_hints) >= HINT_CACHE_SIZE:
                         self._pair_hints.clear()
+                        self._hint_dicts.clear()
                     self._pair_hints[key] = join_hint(graph, a, b)
                 hint = self._pair_hints[key]
                 if hint is not None:
                     hints.append(hint)
         return hints
+
+    def _hint_dict(self, hint: JoinHint) -> dict[str, Any]:
+        """``hint.to_dict()``, built once per hint and copied per result (callers may edit their metadata)."""
+        cached = self._hint_dicts.get(id(hint))
+        if cached is None or cached[0] is not hint:
+            cached = self._hint_dicts[id(hint)] = (hint, hint.to_dict())
+        data = cached[1]
+        hops = [{**hop, "column_pairs": [list(pair) for pair in hop["column_pairs"]]} for hop in data["hops"]]
+        return {"tables": list(data["tables"]), "via": data["via"], "hops": hops}
 
     def _node(self, hit: Hit, hints: list[JoinHint], include_join_hints_in_text: bool) -> TextNode:
         table_id, _, unit_id = hit
@@ -233,7 +244,7 @@ class QueryPlan:
             "matched_kind": kind,
             "matched_table_ids": list(unit_tables),
             "matched_question": question,
-            "join_hints": [h.to_dict() for h in hints],
+            "join_hints": [self._hint_dict(h) for h in hints],
         }
         _, node_id, text = self._texts[table_id]
         if include_join_hints_in_text and hints:
