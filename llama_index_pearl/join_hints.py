@@ -17,7 +17,7 @@ from typing import Any
 
 import networkx as nx
 
-__all__ = ["JoinHint", "JoinHop", "compute_join_hints", "format_join_hints", "hints_for_table", "join_hint"]
+__all__ = ["JoinHint", "JoinHop", "compute_join_hints", "format_join_hints", "hints_for_table"]
 
 MAX_PAIRS_PER_HOP = 2  # a composite key, or a second foreign key between the same tables
 
@@ -123,21 +123,14 @@ def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHi
     Returns:
         One hint per joinable pair, in result order of the pair; direct joins win over two-hop ones.
     """
+    hints = []
     present = [t for t in dict.fromkeys(table_ids) if t in graph]
-    pairs = (join_hint(graph, a, b) for a, b in combinations(present, 2))
-    return [hint for hint in pairs if hint is not None]
-
-
-def join_hint(graph: nx.Graph, a: str, b: str) -> JoinHint | None:
-    """The hint between two tables of the graph (``a`` first), or ``None`` when they join in no one or two hops.
-
-    A pair's hint does not depend on the other tables of a result, so callers may cache it per pair.
-    """
-    if graph.has_edge(a, b):
-        return JoinHint((a, b), (_hop(graph, *_referencing_first(graph, a, b)),))
-    if (middle := _via(graph, a, b)) is not None:
-        return JoinHint((a, b), (_hop(graph, a, middle), _hop(graph, middle, b)), via=middle)
-    return None
+    for a, b in combinations(present, 2):
+        if graph.has_edge(a, b):
+            hints.append(JoinHint((a, b), (_hop(graph, *_referencing_first(graph, a, b)),)))
+        elif (middle := _via(graph, a, b)) is not None:
+            hints.append(JoinHint((a, b), (_hop(graph, a, middle), _hop(graph, middle, b)), via=middle))
+    return hints
 
 
 def hints_for_table(hints: Sequence[JoinHint], table_id: str) -> list[JoinHint]:

@@ -13,7 +13,7 @@ A Qdrant store pools on the server (:mod:`llama_index_pearl.grouped_search`); ot
 stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
-node id are computed when the plan is built, join hints once per pair of tables.
+node id are computed when the plan is built, join hints once per distinct result set.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
-from llama_index_pearl.join_hints import JoinHint, format_join_hints, hints_for_table, join_hint
+from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.pooling import Memberships, Pooled, pool_all_units, pool_top_units
 from llama_index_pearl.stores import PearlFaissStore
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["QueryPlan", "one_faiss_thread", "query_plan"]
 
 _TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
-HINT_CACHE_SIZE = 65536  # table pairs
+HINT_CACHE_SIZE = 4096  # result sets
 Hit = tuple[str, float, str]  # table id, pooled score, matched unit id
 
 
@@ -115,7 +115,7 @@ class QueryPlan:
             else:
                 node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
                 self._texts[table_id] = (table, node_id, index.table_text(table_id))
-        self._pair_hints: dict[tuple[str, str], JoinHint | None] = {}
+        self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
 
     def _prepare_faiss(self, store: PearlFaissStore, faiss_ids: np.ndarray) -> None:
@@ -209,21 +209,13 @@ class QueryPlan:
         ]
 
     def _join_hints(self, table_ids: tuple[str, ...]) -> list[JoinHint]:
-        """Hints of a result set, from hints cached per table pair (a pair's hint ignores the other tables)."""
-        graph = self._index.join_graph
-        present = [t for t in dict.fromkeys(table_ids) if t in graph]
-        hints = []
-        for i, a in enumerate(present):
-            for b in present[i + 1 :]:
-                key = (a, b)
-                if key not in self._pair_hints:
-                    if len(self._pair_hints) >= HINT_CACHE_SIZE:
-                        self._pair_hints.clear()
-                        self._hint_dicts.clear()
-                    self._pair_hints[key] = join_hint(graph, a, b)
-                hint = self._pair_hints[key]
-                if hint is not None:
-                    hints.append(hint)
+        """Hints of a result set, computed once per distinct set of returned tables (in order)."""
+        hints = self._hints.get(table_ids)
+        if hints is None:
+            if len(self._hints) >= HINT_CACHE_SIZE:
+                self._hints.clear()
+                self._hint_dicts.clear()
+            hints = self._hints[table_ids] = compute_join_hints(self._index.join_graph, table_ids)
         return hints
 
     def _hint_dict(self, hint: JoinHint) -> dict[str, Any]:
