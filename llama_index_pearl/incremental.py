@@ -165,6 +165,7 @@ class IncrementalMixin:
         join_graph: nx.Graph | None = None,
     ) -> None:
         """Mutate the in-memory state after the vector store has been updated."""
+        self._revision = getattr(self, "_revision", 0) + 1  # retrieval plans of the old state are stale
         for table_id in removed_tables:
             self._tables.pop(table_id, None)
         for unit_id in removed_units:

