@@ -226,3 +226,13 @@ def test_joins_on_a_folder_with_joins_jsonl_scores_it(bench, tmp_path, capsys):
     assert main(["joins", str(folder), "--json", str(out_json)]) == 0
     assert "Scored against joins.jsonl" in capsys.readouterr().out
     assert json.loads(out_json.read_text())["table_pairs"]["recall"] == 1.0
+
+
+def test_demo_explains_each_answer(capsys):
+    assert main(["demo", "-k", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\nQ: ") == 3
+    assert "generated question:" in out  # the unit that matched, in words
+    assert "join keys:" in out and "JOIN concerts.venue_id = venues.venue_id (explicit)" in out
+    assert "because one joined unit names them all" in out  # ties explained
+    assert "via" not in out  # no join repeated through a retrieved middle table

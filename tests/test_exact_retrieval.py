@@ -1,4 +1,7 @@
-"""The retriever's direct FAISS path ranks tables exactly as brute-force max-pooling over every stored unit (encoder-only scores; fused lexical scores: tests/test_lexical.py)."""
+"""The retriever's direct FAISS path ranks tables exactly as brute-force max-pooling over every stored unit.
+
+Encoder-only scores (``lexical_weight=0``); the fused lexical scores are tested in tests/test_lexical.py.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -62,3 +63,35 @@ def test_parquet_without_its_extra_names_the_extra_and_the_file(monkeypatch, tmp
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ValueError, match=r"songs\.parquet.*llama-index-pearl\[parquet\]"):
         read_table_file(path)
+
+
+CORE_ONLY = """
+import sys
+BLOCKED = ("sqlglot", "pyarrow", "qdrant_client")  # the extras main keeps optional
+
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name in BLOCKED or name.startswith(tuple(b + "." for b in BLOCKED)):
+            raise ImportError(f"{name} is not installed (blocked)")
+
+
+sys.meta_path.insert(0, Blocker())
+import pandas as pd
+from embeddings import HashingEmbedding
+import llama_index_pearl.cli
+from llama_index_pearl import PearlTableIndex
+
+tables = {"a": pd.DataFrame({"k": [1, 2], "x": ["p", "q"]}), "b": pd.DataFrame({"k": [1, 2], "y": ["r", "s"]})}
+index = PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding())
+print(index.as_retriever(similarity_top_k=1).retrieve("x p")[0].node.metadata["table_id"])
+"""
+
+
+def test_core_install_builds_and_retrieves_without_any_extra():
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    done = subprocess.run([sys.executable, "-c", CORE_ONLY], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() in {"a", "b"}

@@ -77,7 +77,7 @@ def add_output_options(parser: argparse.ArgumentParser, *, top_level: bool = Fal
 def configure_output(verbose: bool, quiet: bool) -> None:
     """Logging level, and silence for the encoder's loading bars and warnings unless ``verbose``."""
     level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(message)s", force=True)
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s")
     if verbose:
         return
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
