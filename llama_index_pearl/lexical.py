@@ -31,10 +31,10 @@ from llama_index_pearl.joins.profiles import singular
 
 __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LexicalScorer", "lexical_tokens", "split_identifiers"]
 
-# Sweep of weight in {0, 0.05, 0.075, 0.1, 0.2} (heuristic and LLM indexes, MiniLM, R@2 / C@5; numbers in
-# README "Hybrid lexical scores"): every dev set gains from 0.05 to 0.1 (spider 86.0 -> 89.6, spider_realistic
-# 84.0 -> 86.4, spider_rows10 86.9 -> 90.0 at 0.075) and loses beyond (0.2: spider_realistic below 0.05). 0.075
-# is the middle of that plateau on all sets together, not the best of one.
+# Chosen on every dev set and both generators together (README, Benchmarks): heuristic R@2 at 0.05 / 0.075 / 0.1
+# was spider 89.20 / 89.59 / 90.04, spider_realistic 86.52 / 86.42 / 87.07, spider_rows10 89.39 / 90.02 / 90.38
+# (encoder only: 86.0, 84.0, 86.9), while spider_realistic's 3-hop R@5 fell 91.89 / 90.09 / 89.19, and 0.2 lost
+# on every set (spider_realistic 80.6, below encoder only). 0.075 is the middle of the plateau, not one set's best.
 DEFAULT_LEXICAL_WEIGHT = 0.075
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

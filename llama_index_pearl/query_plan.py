@@ -272,8 +272,11 @@ class QueryPlan:
             "join_hints": [self._hint_dict(h) for h in hints],
         }
         _, node_id, text = self._texts[table_id]
-        if include_join_hints_in_text and hints:
-            text = f"{text}\n{format_join_hints(hints)}"
+        # in the text, a hint follows the later-ranked of its two tables, so a context that
+        # concatenates the nodes (query/chat engines) reads each join once
+        own = [h for h in hints if h.tables[-1] == table_id]
+        if include_join_hints_in_text and own:
+            text = f"{text}\n{format_join_hints(own)}"
         node = TextNode(id_=node_id, text=text, metadata=metadata)
         node.excluded_llm_metadata_keys = [key for key in metadata if key != "table_id"]
         node.excluded_embed_metadata_keys = list(metadata)
