@@ -8,17 +8,22 @@ A folder holds:
 - ``tables.jsonl``: one table a line (id, name, title, description, source, columns,
   declared foreign keys, cells as text);
 - ``join_graph.json``: the join graph as node-link JSON;
-- ``docstore.json``, ``index_store.json``: LlamaIndex's JSON stores of the units;
-- ``default__vector_store.json``: the FAISS index (``faiss.write_index`` binary of
-  an ``IndexIDMap2`` over ``IndexFlatIP``) and ``id_map.json`` (unit id -> FAISS id,
+- ``docstore.json``, ``pearl_index_store.json``: LlamaIndex's JSON stores of the units;
+- ``faiss.index``: the FAISS index (``faiss.write_index`` binary of an
+  ``IndexIDMap2`` over ``IndexFlatIP``) and ``id_map.json`` (unit id -> FAISS id,
   and the next free FAISS id) when the default store is used; external stores
-  keep their own data.
+  keep their own data;
+- ``index_store.json``: a stub for LlamaIndex's ``load_index_from_storage``, whose
+  one index type is a message saying to use ``PearlTableIndex.load`` (a plain
+  LlamaIndex load would otherwise read the FAISS binary as JSON, or load an
+  index without its tables, graph and vectors).
 
 Version 2 (incremental indexing) replaced version 1's positional FAISS index with
 the id-mapped one and added ``edges`` to the join graph; version 1 folders are
 refused with a message asking for a rebuild. Version 3 added the encoder's
-identity and the file digests; version 2 folders still load (checked against the
-recorded model name, without digests).
+identity and the file digests; version 4 moved the FAISS binary and LlamaIndex's
+index store out of the names ``load_index_from_storage`` reads. Versions 2 and 3
+still load (version 2 checked against the recorded model name, without digests).
 
 ``persist`` writes a temporary sibling folder and swaps it in atomically
 (:mod:`llama_index_pearl.atomic`); ``load`` verifies everything before use
@@ -40,6 +45,7 @@ import pandas as pd
 from llama_index.core import Settings, StorageContext, load_index_from_storage
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.storage.index_store import SimpleIndexStore
 
 from llama_index_pearl.atomic import recoverable, swap_in
 from llama_index_pearl.integrity import (
@@ -73,14 +79,29 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
 logger = logging.getLogger(__name__)
 
 FORMAT_NAME = "llama-index-pearl"
-FORMAT_VERSION = 3
-READABLE_VERSIONS = frozenset({2, 3})
+FORMAT_VERSION = 4
+READABLE_VERSIONS = frozenset({2, 3, 4})
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
 DOCSTORE = "docstore.json"
-INDEX_STORE = "index_store.json"
-FAISS_FILE = "default__vector_store.json"
+INDEX_STORE = "pearl_index_store.json"
+FAISS_FILE = "faiss.index"
+LLAMA_INDEX_STORE = "index_store.json"  # what load_index_from_storage reads (versions <= 3: the real one)
+LLAMA_FAISS_FILE = "default__vector_store.json"  # where StorageContext.persist writes the store (versions <= 3)
+_NOT_LLAMA_INDEX_LOADABLE = {
+    "index_store/data": {
+        "llama-index-pearl": {
+            "__type__": "this folder is a llama-index-pearl index: load it with PearlTableIndex.load(folder)",
+            "__data__": "{}",
+        }
+    }
+}
+
+
+def _file_names(version: int) -> tuple[str, str]:
+    """(FAISS file, LlamaIndex index store) of a folder of format ``version``."""
+    return (FAISS_FILE, INDEX_STORE) if version >= 4 else (LLAMA_FAISS_FILE, LLAMA_INDEX_STORE)
 
 
 def persist_index(index: PearlTableIndex, folder: Path) -> None:
@@ -107,6 +128,10 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
 
 def _write_files(index: PearlTableIndex, folder: Path) -> None:
     index.storage_context.persist(persist_dir=str(folder))
+    if (folder / LLAMA_FAISS_FILE).is_file():
+        os.replace(folder / LLAMA_FAISS_FILE, folder / FAISS_FILE)
+    os.replace(folder / LLAMA_INDEX_STORE, folder / INDEX_STORE)
+    (folder / LLAMA_INDEX_STORE).write_text(json.dumps(_NOT_LLAMA_INDEX_LOADABLE))
     _write_tables(index.tables.values(), folder / TABLES)
     (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
     manifest = {
@@ -210,10 +235,11 @@ def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
     return manifest, version
 
 
-def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -> None:
-    needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE]
+def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool, version: int) -> None:
+    faiss_file, index_store = _file_names(version)
+    needed = [TABLES, GRAPH, DOCSTORE, index_store]
     if manifest.get("vector_store") == "faiss" and not external_store:
-        needed.extend([FAISS_FILE, ID_MAP_FILE])
+        needed.extend([faiss_file, ID_MAP_FILE])
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
@@ -275,20 +301,22 @@ def load_index(
     if left is not None:
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
         folder = left
-    manifest, _ = _read_manifest(folder)
-    _check_files(folder, manifest, external_store=storage_context is not None)
+    manifest, version = _read_manifest(folder)
+    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
+    faiss_file, index_store = _file_names(version)
     model = _encoder(folder, manifest, embed_model, allow_encoder_change)
     tables = _read_tables(folder / TABLES, manifest["n_tables"])
     table_ids = {t.id for t in tables}
     with reading(folder / GRAPH):
         graph = graph_from_json(read_json(folder / GRAPH))
     check_graph(folder / GRAPH, graph, table_ids)
-    for name in (DOCSTORE, INDEX_STORE):  # LlamaIndex's own errors name no file
+    for name in (DOCSTORE, index_store):  # LlamaIndex's own errors name no file
         read_json(folder / name)
     dimension = manifest["dimension"]
     if storage_context is None:
-        storage_context = _faiss_storage(folder, dimension)
+        storage_context = _faiss_storage(folder, dimension, faiss_file, index_store)
     else:
+        storage_context.index_store = SimpleIndexStore.from_persist_path(str(folder / index_store))
         store_dim = store_dimension(storage_context.vector_store)
         if store_dim is not None and store_dim != dimension:
             raise ValueError(
@@ -300,7 +328,7 @@ def load_index(
         # retriever, persistence and incremental updates read units from it
         vector_index = load_index_from_storage(storage_context, embed_model=model, store_nodes_override=True)
     except Exception as exc:
-        raise ValueError(f"Corrupted LlamaIndex stores ({DOCSTORE}, {INDEX_STORE}) in {str(folder)!r}: {exc}") from exc
+        raise ValueError(f"Corrupted LlamaIndex stores ({DOCSTORE}, {index_store}) in {str(folder)!r}: {exc}") from exc
     with reading(folder / DOCSTORE):
         units = list(vector_index.docstore.docs.values())
     check_units(folder / DOCSTORE, units, table_ids, manifest["n_units"])
@@ -313,11 +341,15 @@ def load_index(
     return cls(tables, vector_index, model, config, units, join_graph=graph, llm=resolve_llm(llm), report=report)
 
 
-def _faiss_storage(folder: Path, dimension: int) -> StorageContext:
-    store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
+def _faiss_storage(folder: Path, dimension: int, faiss_file: str, index_store: str) -> StorageContext:
+    store = PearlFaissStore.from_files(str(folder / faiss_file), str(folder / ID_MAP_FILE))
     if store.client.d != dimension:
         raise ValueError(
             f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in {str(folder)!r}"
         )
     with reading(folder / DOCSTORE):
-        return StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))
+        return StorageContext.from_defaults(
+            vector_store=store,
+            index_store=SimpleIndexStore.from_persist_path(str(folder / index_store)),
+            persist_dir=str(folder),
+        )

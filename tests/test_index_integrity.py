@@ -61,7 +61,7 @@ def test_the_manifest_records_the_encoder_class_and_model_name(built):
     _, folder = built
     manifest = json.loads((folder / "pearl.json").read_text())
     assert manifest["encoder"] == {"class": "HashingEmbedding", "model_name": "unknown"}
-    assert manifest["format_version"] == 3
+    assert manifest["format_version"] == 4
 
 
 def test_a_version_2_folder_still_loads(built):
@@ -71,6 +71,8 @@ def test_a_version_2_folder_still_loads(built):
         del manifest[key]
     manifest["format_version"] = 2
     (folder / "pearl.json").write_text(json.dumps(manifest))
+    (folder / "faiss.index").rename(folder / "default__vector_store.json")  # the names before format 4
+    (folder / "pearl_index_store.json").replace(folder / "index_store.json")
     assert _ranked(_load(folder)) == _ranked(index)
 
 
@@ -119,7 +121,7 @@ def test_a_vector_mapped_to_no_unit_is_reported(built):
         ("docstore.json", '{"docstore/data": {'),  # truncated
         ("docstore.json", "[]"),
         ("docstore.json", "{}"),
-        ("index_store.json", "[1, 2]"),
+        ("pearl_index_store.json", "[1, 2]"),
         ("join_graph.json", '{"nodes": 3}'),
         ("join_graph.json", "[" * 100_000 + "]" * 100_000),  # RecursionError in the decoder
         ("tables.jsonl", '["a list, not a table"]\n'),

@@ -94,7 +94,7 @@ def test_corrupted_tables_file_names_file_and_line(built, hashing_embedding):
 
 def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
     _, folder = built
-    (folder / "default__vector_store.json").write_bytes(b"garbage")
+    (folder / "faiss.index").write_bytes(b"garbage")
     reseal(folder)
     with pytest.raises(ValueError, match="Corrupted FAISS file"):
         PearlTableIndex.load(folder, embed_model=hashing_embedding)
@@ -106,7 +106,27 @@ def test_storage_context_route_round_trips(built, hashing_embedding):
     from llama_index_pearl.stores import PearlFaissStore
 
     index, folder = built
-    store = PearlFaissStore.from_files(str(folder / "default__vector_store.json"), str(folder / "id_map.json"))
+    store = PearlFaissStore.from_files(str(folder / "faiss.index"), str(folder / "id_map.json"))
     storage = StorageContext.from_defaults(vector_store=store, persist_dir=str(folder))
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding, storage_context=storage)
+    assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
+
+
+def test_load_index_from_storage_on_a_pearl_folder_says_to_use_pearl_table_index_load(built):
+    from llama_index.core import StorageContext, load_index_from_storage
+
+    _, folder = built
+    with pytest.raises(KeyError, match=r"PearlTableIndex\.load"):
+        load_index_from_storage(StorageContext.from_defaults(persist_dir=str(folder)))
+
+
+def test_a_format_3_folder_still_loads(built, hashing_embedding):
+    index, folder = built
+    (folder / "faiss.index").rename(folder / "default__vector_store.json")
+    (folder / "pearl_index_store.json").replace(folder / "index_store.json")
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest["format_version"] = 3
+    manifest["files"] = file_digests(folder, [p.name for p in folder.iterdir() if p.name != "pearl.json"])
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
     assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
