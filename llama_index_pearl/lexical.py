@@ -21,6 +21,7 @@ texts (nothing extra is persisted, so a loaded index cannot disagree with its un
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
@@ -36,6 +37,10 @@ __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LexicalScorer", "lexical_tokens", "split_i
 # (encoder only: 86.0, 84.0, 86.9), while spider_realistic's 3-hop R@5 fell 91.89 / 90.09 / 89.19, and 0.2 lost
 # on every set (spider_realistic 80.6, below encoder only). 0.075 is the middle of the plateau, not one set's best.
 DEFAULT_LEXICAL_WEIGHT = 0.075
+
+# bm25s sets its logger to DEBUG on import, so every index build printed "Building index from tokens" wherever the
+# application logs; inherit the application's level instead
+logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _TOKEN = r"(?u)\b\w\w+\b"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -92,3 +94,19 @@ def test_inserted_tables_are_scored_lexically(many_tables_index):
     many_tables_index.insert_tables({"zebra_sightings": pd.DataFrame({"zebra": ["z1"], "park": ["p1"]})})
     matched = many_tables_index.lexical_scorer().scores("zebra sightings")
     assert [many_tables_index.unit(u).metadata["table_ids"] for u in matched] == [["zebra_sightings"]]
+
+
+def test_building_the_lexical_index_logs_nothing_below_the_applications_level():
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        LexicalScorer(["a"], ["pet owners"])
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+    assert [r.getMessage() for r in records if r.name.startswith("bm25s")] == []
