@@ -83,7 +83,7 @@ def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[TableHit]:
 
 
 def ranking_is_final(tables: Sequence[TableHit], k: int) -> bool:
-    """Whether pooling more (lower-scored) units could still change the top ``k`` tables.
+    """Whether the top ``k`` tables are final: pooling more (lower-scored) units cannot change them.
 
     ``tables`` is the full pooled list of a top-n fetch. Unfetched units score no
     higher than any fetched one, so pooled scores are final; only the order of
