@@ -92,7 +92,6 @@ class IncrementalMixin:
 
     _tables: dict[str, Table]
     _units: dict[str, TextNode]
-    _lexical: Any
     _join_graph: nx.Graph
     report: BuildReport
 
@@ -172,7 +171,6 @@ class IncrementalMixin:
             self._units.pop(unit_id, None)
         self._tables.update({t.id: t for t in tables})
         self._units.update({u.node_id: u for u in units})
-        self._lexical = None  # rebuilt from the new units on the next query
         if join_graph is not None:
             self._join_graph = join_graph
         self._join_graph.add_nodes_from(t.id for t in tables)  # a whole-table index has a node per table too

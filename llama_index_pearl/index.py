@@ -23,7 +23,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RetrieverQueryEngine
-from llama_index.core.schema import MetadataMode, TextNode
+from llama_index.core.schema import TextNode
 
 from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
 from llama_index_pearl.concurrency import ReadWriteLock
@@ -32,6 +32,7 @@ from llama_index_pearl.generation import GenerationCache, QueryGenerator
 from llama_index_pearl.incremental import IncrementalMixin
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.lexical import LexicalScorer
+from llama_index_pearl.query_plan import query_plan
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource
 from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
@@ -77,7 +78,6 @@ class PearlTableIndex(IncrementalMixin):
         self._embed_model = embed_model
         self._config = config
         self._units = {u.node_id: u for u in units}
-        self._lexical: LexicalScorer | None = None
         self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
         self._llm = llm
         self._generator = generator
@@ -324,14 +324,8 @@ class PearlTableIndex(IncrementalMixin):
         return _finite(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
 
     def lexical_scorer(self) -> LexicalScorer:
-        """BM25 over the units' embedded texts, built on first use and after each insert/delete."""
-        if self._lexical is None:
-            units = self.units
-            if not units:
-                raise ValueError("The index holds no units to score")
-            texts = [u.get_content(metadata_mode=MetadataMode.EMBED) for u in units]
-            self._lexical = LexicalScorer([u.node_id for u in units], texts)
-        return self._lexical
+        """BM25 over the units' embedded texts (built on first use, again after each insert/delete)."""
+        return query_plan(self).lexical_scorer()
 
     def table_text(self, table_id: str) -> str:
         """The table as shown to an LLM: header and leading rows, no encoder budget."""

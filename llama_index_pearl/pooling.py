@@ -123,8 +123,8 @@ def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, floa
     cosine is at most the lowest fetched one (the floor) and its fused score at
     most ``floor + weight * lexical``. Only units whose bound exceeds the ``k``-th
     pooled (fused) table score of the fetched units can change the top ``k``;
-    their exact cosine must be looked up. With fewer than ``k`` tables fetched no
-    bound exists yet: fetch more instead (empty list).
+    while any is left, fetch more. With fewer than ``k`` tables fetched no bound
+    exists yet: fetch more instead (empty list).
 
     Args:
         dense_hits: The fetched units with their dense scores.

@@ -19,15 +19,16 @@ node id are computed when the plan is built, join hints once per distinct result
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.lexical import LexicalScorer
 from llama_index_pearl.pooling import Memberships, Pooled, pool_all_units, pool_top_units
 from llama_index_pearl.stores import PearlFaissStore
 
@@ -116,6 +117,7 @@ class QueryPlan:
                 node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
                 self._texts[table_id] = (table, node_id, index.table_text(table_id))
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
+        self._lexical: LexicalScorer | None = None
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
 
     def _prepare_faiss(self, store: PearlFaissStore, faiss_ids: np.ndarray) -> None:
@@ -140,21 +142,30 @@ class QueryPlan:
     def _unit_scores(self, query: np.ndarray, units: np.ndarray) -> np.ndarray:
         return self._vectors()[self._unit_row[units]] @ query
 
-    def lexical_boost(self, lexical: Mapping[str, float], weight: float) -> np.ndarray | None:
-        """``weight`` × each unit's lexical score, by unit number; ``None`` when there is none to add.
+    def lexical_scorer(self) -> LexicalScorer:
+        """BM25 over the units' embedded texts, in unit-number order; built on first use of this index state."""
+        if self._lexical is None:
+            if not self.unit_ids:
+                raise ValueError("The index holds no units to score")
+            units = [self._index.unit(unit_id) for unit_id in self.unit_ids]
+            texts = [u.get_content(metadata_mode=MetadataMode.EMBED) if u is not None else "" for u in units]
+            self._lexical = LexicalScorer(self.unit_ids, texts)
+        return self._lexical
+
+    def lexical_boost(self, question: str, weight: float) -> np.ndarray | None:
+        """``weight`` × each unit's normalised lexical score, by unit number; ``None`` when there is none to add.
 
         Args:
-            lexical: Normalised lexical scores by unit id (:meth:`LexicalScorer.scores`).
+            question: The question.
             weight: The retriever's ``lexical_weight``.
         """
-        if not lexical or weight <= 0:
+        if weight <= 0:
             return None
-        boost = np.zeros(len(self.unit_ids), dtype=np.float32)
-        for unit_id, score in lexical.items():
-            number = self._unit_number.get(unit_id)
-            if number is not None:
-                boost[number] = weight * score
-        return boost
+        raw = self.lexical_scorer().raw_scores(question)
+        top = float(raw.max(initial=0.0))
+        if top <= 0.0:
+            return None
+        return (weight * (raw.astype(np.float64) / top)).astype(np.float32)
 
     def search(self, query: Sequence[float], k: int, fetch: int, boost: np.ndarray | None = None) -> list[Hit]:
         """Exact top-``k`` tables for one query embedding (default FAISS store only).

@@ -21,8 +21,8 @@ A unit's score is its cosine plus lexical (BM25) evidence
 direct FAISS path scores every stored vector (the work of FAISS's exact flat
 search) and pools the fused scores; Qdrant's grouped search cannot add BM25, so
 a question that shares words with the units takes the generic path there; the
-generic path also scores units it did not fetch but whose words could lift them
-into the top k (from stored vectors when the store has them, else by fetching more).
+generic path fetches more while an unfetched unit could be lifted into the top k
+by its words.
 
 Each returned table carries join hints (:mod:`llama_index_pearl.join_hints`)
 towards the other returned tables. Retrieval holds the index's read lock, so an
@@ -52,7 +52,7 @@ from llama_index_pearl.pooling import (
     ranking_is_final,
 )
 from llama_index_pearl.query_plan import Hit, QueryPlan, query_plan
-from llama_index_pearl.stores import PearlFaissStore, unit_vectors
+from llama_index_pearl.stores import PearlFaissStore
 
 if TYPE_CHECKING:
     from llama_index_pearl.index import PearlTableIndex
@@ -140,23 +140,23 @@ class PearlRetriever(BaseRetriever):
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, self._embed(query_bundle.query_str))
         plan = query_plan(self._index)
-        lexical = self._lexical_scores(query_bundle)
         if plan.direct:
-            return self._nodes(plan, self._search(plan, query_bundle, lexical))
+            return self._nodes(plan, self._search(plan, query_bundle))
+        lexical = self._lexical_scores(plan, query_bundle)
         if plan.grouped is not None and not lexical:
             return self._nodes(plan, plan.search_grouped(query_bundle.embedding or [], self._similarity_top_k))
         n_units = len(plan.unit_ids)
         fetch = self._first_fetch(n_units)
         while True:
             fetched = self._fetch(query_bundle, fetch)
-            hits = self._pool(plan, self._fuse(fetched, lexical, query_bundle), fetched, fetch, n_units)
+            hits = self._pool(plan, self._fuse(fetched, lexical), fetched, fetch, n_units)
             if hits is not None:
                 return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
 
-    def _search(self, plan: QueryPlan, query_bundle: QueryBundle, lexical: dict[str, float]) -> list[Hit]:
+    def _search(self, plan: QueryPlan, query_bundle: QueryBundle) -> list[Hit]:
         assert query_bundle.embedding is not None
-        boost = plan.lexical_boost(lexical, self._lexical_weight)
+        boost = plan.lexical_boost(query_bundle.query_str, self._lexical_weight)
         return plan.search(query_bundle.embedding, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boost)
 
     def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
@@ -173,9 +173,9 @@ class PearlRetriever(BaseRetriever):
             )
             query_bundle = _with_embedding(query_bundle, embedding)
         plan = query_plan(self._index)
-        lexical = self._lexical_scores(query_bundle)
         if plan.direct:
-            return self._nodes(plan, self._search(plan, query_bundle, lexical))
+            return self._nodes(plan, self._search(plan, query_bundle))
+        lexical = self._lexical_scores(plan, query_bundle)
         if plan.grouped is not None and not lexical:
             embedding = query_bundle.embedding or []
             hits = await asyncio.to_thread(plan.search_grouped, embedding, self._similarity_top_k)
@@ -184,7 +184,7 @@ class PearlRetriever(BaseRetriever):
         fetch = self._first_fetch(n_units)
         while True:
             fetched = await self._afetch(query_bundle, fetch)
-            hits = self._pool(plan, self._fuse(fetched, lexical, query_bundle), fetched, fetch, n_units)
+            hits = self._pool(plan, self._fuse(fetched, lexical), fetched, fetch, n_units)
             if hits is not None:
                 return self._nodes(plan, hits)
             fetch = next_fetch_size(fetch, n_units)
@@ -237,7 +237,7 @@ class PearlRetriever(BaseRetriever):
             if not plan.direct:
                 return [self._retrieve(b) for b in bundles]
             matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
-            boosts = [plan.lexical_boost(self._lexical_scores(b), self._lexical_weight) for b in bundles]
+            boosts = [plan.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
             hits = plan.search_many(matrix, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boosts)
             return [self._nodes(plan, h) for h in hits]
 
@@ -260,36 +260,21 @@ class PearlRetriever(BaseRetriever):
         return bundles
 
     # -------------------------------------------------------------- helpers
-    def _lexical_scores(self, query_bundle: QueryBundle) -> dict[str, float]:
+    def _lexical_scores(self, plan: QueryPlan, query_bundle: QueryBundle) -> dict[str, float]:
         if self._lexical_weight <= 0:
             return {}
-        return self._index.lexical_scorer().scores(query_bundle.query_str)
+        return plan.lexical_scorer().scores(query_bundle.query_str)
 
-    def _fuse(
-        self, hits: list[UnitHit], lexical: dict[str, float], query_bundle: QueryBundle
-    ) -> tuple[list[UnitHit], bool]:
-        """Fetched units with lexical scores added, plus unfetched units that could now enter the top k.
+    def _fuse(self, hits: list[UnitHit], lexical: dict[str, float]) -> tuple[list[UnitHit], bool]:
+        """Fetched units with lexical scores added, and whether no unfetched unit could still enter the top k.
 
-        Their cosine comes from the stored vectors when the store has them. A store
-        that cannot return vectors leaves them open (second value ``False``): the
-        retriever fetches more until none is left, so the ranking stays exact.
+        A generic store cannot say what an unfetched unit's cosine is, so while one
+        could be lifted into the top k by its words (second value ``False``), the
+        retriever fetches more: the ranking stays exact.
         """
         weight = self._lexical_weight
-        fused = fuse_lexical(hits, lexical, weight)
-        missing = lexical_candidates(hits, lexical, weight, self._similarity_top_k)
-        if not missing:
-            return fused, True
-        vectors = unit_vectors(self._index.vector_index.vector_store, missing)
-        if vectors is None:
-            return fused, False
-        floor = min(h.score for h in hits)
-        cosines = vectors @ np.asarray(query_bundle.embedding, dtype=np.float32)
-        for unit_id, cosine in zip(missing, cosines):
-            unit = self._index.unit(unit_id)
-            score = float(cosine) + weight * lexical[unit_id]
-            if unit is not None and score >= floor:  # below the floor it cannot reach the top k
-                fused.append(UnitHit(unit_id, list(unit.metadata.get("table_ids", [])), score))
-        return fused, True
+        open_candidates = lexical_candidates(hits, lexical, weight, self._similarity_top_k)
+        return fuse_lexical(hits, lexical, weight), not open_candidates
 
     def _pool(
         self, plan: QueryPlan, scored: tuple[list[UnitHit], bool], fetched: list[UnitHit], fetch: int, n_units: int
