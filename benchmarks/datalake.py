@@ -29,7 +29,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.table import Table
 
-__all__ = ["HashingEmbedding", "PlantedKey", "generate_datalake", "generate_multisource_lake"]
+__all__ = ["HashingEmbedding", "PlantedKey", "VectorEmbedding", "generate_datalake", "generate_multisource_lake"]
 
 _CONSONANTS = list("bdfgklmnprstvz")
 _VOWELS = list("aeiou")
@@ -50,7 +50,26 @@ class PlantedKey:
     ref_column: str
 
 
-class HashingEmbedding(BaseEmbedding):
+class VectorEmbedding(BaseEmbedding):
+    """A model-free stand-in encoder: subclasses define ``_vector(text)``; queries and texts embed alike."""
+
+    def _vector(self, text: str) -> list[float]:
+        raise NotImplementedError
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vector(text)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vector(query)
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+
+class HashingEmbedding(VectorEmbedding):
     """Deterministic 64-d embedding from hashed character trigrams (no model, microseconds per text)."""
 
     dim: int = 64
@@ -67,18 +86,6 @@ class HashingEmbedding(BaseEmbedding):
             vec[h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
         norm = float(np.linalg.norm(vec))
         return (vec / norm if norm else vec).tolist()
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._vector(text)
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
-
-    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
 
 
 def _entity_names(n: int, rng: np.random.Generator) -> list[str]:

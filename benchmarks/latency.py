@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from datalake import VectorEmbedding  # benchmarks/ is the script's folder
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.schema import QueryBundle, TextNode
@@ -83,7 +84,7 @@ def measure_index(index: PearlTableIndex, questions: Sequence[str], k: int) -> d
     return result
 
 
-class RandomEmbedding(BaseEmbedding):
+class RandomEmbedding(VectorEmbedding):
     """Random unit vectors (seeded by the text): queries for a synthetic index; never used to build one."""
 
     dim: int = 384
@@ -91,15 +92,6 @@ class RandomEmbedding(BaseEmbedding):
     def _vector(self, text: str) -> list[float]:
         vector = np.random.default_rng(abs(hash(text)) % 2**32).standard_normal(self.dim)
         return (vector / np.linalg.norm(vector)).tolist()
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._vector(text)
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._vector(query)
 
 
 def synthetic_index(n_units: int, dim: int = 384, seed: int = 0) -> PearlTableIndex:
