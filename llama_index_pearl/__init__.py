@@ -1,6 +1,15 @@
 """llama-index-pearl: PEARL multi-hop table retrieval for LlamaIndex."""
 
-from llama_index_pearl.index import BuildReport, PearlConfig, PearlTableIndex
+from llama_index_pearl.build import BuildReport
+from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.generation import (
+    HeuristicQueryGenerator,
+    LLMQueryGenerator,
+    QueryGenerator,
+    register_generator,
+)
+from llama_index_pearl.incremental import UpdateReport
+from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.retriever import PearlRetriever
 from llama_index_pearl.serialization import TableView
 from llama_index_pearl.sources import load_tables
@@ -9,11 +18,16 @@ from llama_index_pearl.table import ForeignKey, Table
 __all__ = [
     "BuildReport",
     "ForeignKey",
+    "HeuristicQueryGenerator",
+    "LLMQueryGenerator",
     "PearlConfig",
     "PearlRetriever",
     "PearlTableIndex",
+    "QueryGenerator",
     "Table",
     "TableView",
+    "UpdateReport",
     "load_tables",
+    "register_generator",
 ]
 __version__ = "0.1.0"

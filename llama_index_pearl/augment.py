@@ -18,14 +18,13 @@ from dataclasses import dataclass, replace
 
 from llama_index.core.schema import TextNode
 
+from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.generation import (
-    DEFAULT_SINGLE_QUESTIONS,
     GeneratedQuery,
     GenerationCache,
     GenerationReport,
     GenerationRequest,
     GenerationResult,
-    LLMQueryGenerator,
     PathRequest,
     QueryGenerator,
     SingleTableRequest,
@@ -34,13 +33,14 @@ from llama_index_pearl.generation import (
     shown_rows,
 )
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
+from llama_index_pearl.serialization import Serializer
 from llama_index_pearl.table import Table
-from llama_index_pearl.units import Serializer, UnitKind, make_unit
+from llama_index_pearl.units import UnitKind, make_unit
 
 __all__ = [
-    "AugmentOptions",
     "AugmentedCorpus",
     "build_augmented_units",
+    "keeps_path",
     "path_requests",
     "path_units",
     "plan_requests",
@@ -48,47 +48,14 @@ __all__ = [
     "single_hop_units",
 ]
 
-# the heuristic's questions are templated, so more of them add little but units
-HEURISTIC_SINGLE_QUESTIONS = 2
 
-
-@dataclass(frozen=True)
-class AugmentOptions:
-    """Which augmented units a build makes (the paper's ablations are flags here).
-
-    Args:
-        explicit_only: Keep only explicit paths (joined entries).
-        implicit_only: Keep only implicit paths (sub-entries).
-        single_hop: Add per-table questions for tables in no selected path.
-        single_hop_questions: Questions per such table (default: 5 with an LLM,
-            2 with the heuristic generator).
-        random_view: Replace path units with as many random column subsets.
-        random_query: No join paths; per-table questions for every table.
-        seed: Seed for the random ablations.
-    """
-
-    explicit_only: bool = False
-    implicit_only: bool = False
-    single_hop: bool = False
-    single_hop_questions: int | None = None
-    random_view: bool = False
-    random_query: bool = False
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.explicit_only and self.implicit_only:
-            raise ValueError("explicit_only and implicit_only exclude each other")
-        if self.random_view and self.random_query:
-            raise ValueError("random_view and random_query exclude each other")
-        if self.single_hop_questions is not None and self.single_hop_questions < 1:
-            raise ValueError(f"single_hop_questions must be >= 1, got {self.single_hop_questions}")
-
-    def keeps(self, path: JoinPath) -> bool:
-        if self.explicit_only:
-            return path.kind is JoinKind.EXPLICIT
-        if self.implicit_only:
-            return path.kind is JoinKind.IMPLICIT
-        return True
+def keeps_path(config: PearlConfig, path: JoinPath) -> bool:
+    """Whether the build's ablation flags keep units of ``path``."""
+    if config.explicit_only:
+        return path.kind is JoinKind.EXPLICIT
+    if config.implicit_only:
+        return path.kind is JoinKind.IMPLICIT
+    return True
 
 
 def path_units(
@@ -197,10 +164,9 @@ def build_augmented_units(
     paths: Sequence[JoinPath],
     generator: QueryGenerator,
     serializer: Serializer,
-    options: AugmentOptions,
+    config: PearlConfig,
     *,
     fallback_paths: Sequence[JoinPath] = (),
-    concurrency: int = 4,
     cache: GenerationCache | None = None,
     show_progress: bool = False,
 ) -> AugmentedCorpus:
@@ -211,24 +177,25 @@ def build_augmented_units(
         paths: Selected join paths, for ``generator``.
         generator: LLM or heuristic generator.
         serializer: The index's serializer.
-        options: Which units to make (ablations).
+        config: Which units to make (ablations) and the requests in flight.
         fallback_paths: Paths beyond the generator's budget: they, and the paths
             ``generator`` skips, go to ``generator.fallback`` (when it has one).
-        concurrency: Generation requests in flight.
         cache: Generation cache; cached paths make no LLM call.
         show_progress: Progress bar during generation.
     """
-    kept = [] if options.random_query else [p for p in paths if options.keeps(p)]
-    extra = [] if options.random_query else [p for p in fallback_paths if options.keeps(p)]
-    if options.random_view:
+    kept = [] if config.random_query else [p for p in paths if keeps_path(config, p)]
+    extra = [] if config.random_query else [p for p in fallback_paths if keeps_path(config, p)]
+    if config.random_view:
         n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in [*kept, *extra])
-        units = random_view_units(list(tables.values()), n_units, serializer, options.seed)
+        units = random_view_units(list(tables.values()), n_units, serializer, config.seed)
         return AugmentedCorpus(units, None, [*kept, *extra])
-    requests = plan_requests(tables, kept, generator, options)
+    requests = plan_requests(tables, kept, generator, config)
     units: list[TextNode] = []
     report = None
     if requests:
-        run = generate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
+        run = generate_all(
+            generator, requests, concurrency=config.concurrency, cache=cache, show_progress=show_progress
+        )
         report = run.report
         for request, result in zip(requests, run.results):
             if isinstance(request, PathRequest):
@@ -252,21 +219,19 @@ def build_augmented_units(
 
 
 def plan_requests(
-    tables: Mapping[str, Table], kept: Sequence[JoinPath], generator: QueryGenerator, options: AugmentOptions
+    tables: Mapping[str, Table], kept: Sequence[JoinPath], generator: QueryGenerator, config: PearlConfig
 ) -> list[GenerationRequest]:
     """The generation requests a build sends: one per kept path, then single-hop tables."""
     requests: list[GenerationRequest] = list(path_requests(kept, tables))
-    n_questions = options.single_hop_questions or (
-        DEFAULT_SINGLE_QUESTIONS if isinstance(generator, LLMQueryGenerator) else HEURISTIC_SINGLE_QUESTIONS
-    )
-    requests.extend(SingleTableRequest(t, n_questions) for t in _single_hop_tables(tables, kept, options))
+    n_questions = config.single_hop_questions or generator.questions_per_table
+    requests.extend(SingleTableRequest(t, n_questions) for t in _single_hop_tables(tables, kept, config))
     return requests
 
 
-def _single_hop_tables(tables: Mapping[str, Table], kept: Sequence[JoinPath], options: AugmentOptions) -> list[Table]:
-    if options.random_query:
+def _single_hop_tables(tables: Mapping[str, Table], kept: Sequence[JoinPath], config: PearlConfig) -> list[Table]:
+    if config.random_query:
         return list(tables.values())
-    if not options.single_hop:
+    if not config.single_hop:
         return []
     covered = {t for p in kept for t in p.tables}
     return [t for tid, t in tables.items() if tid not in covered]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llama_index_pearl.lexical import LexicalScorer
+from llama_index_pearl.serialization import Serializer
 from llama_index_pearl.table import Table
-from llama_index_pearl.units import Serializer
 
 __all__ = ["BM25TableRanker"]
 

@@ -5,14 +5,13 @@ paths, generate questions for them (through the generation cache), build the
 augmented units, embed every unit once with normalised vectors and store them
 (an exact FAISS inner-product index by default, so inner product equals cosine).
 :func:`estimate_generation_cost` is the same pipeline up to the prompts, as a dry run.
+Every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -21,24 +20,27 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.augment import AugmentOptions, build_augmented_units, plan_requests
-from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache
+from llama_index_pearl.augment import AugmentedCorpus, build_augmented_units, keeps_path, plan_requests
+from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
     LLMQueryGenerator,
     QueryGenerator,
+    cache_for,
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource, load_tables
+from llama_index_pearl.serialization import Serializer
+from llama_index_pearl.sources import TableSource, load_tables
 from llama_index_pearl.stores import build_vector_index
 from llama_index_pearl.table import Table
-from llama_index_pearl.units import Serializer, UnitKind, original_unit
+from llama_index_pearl.timing import stage
+from llama_index_pearl.units import UnitKind, original_unit
 
 __all__ = [
-    "BuiltCorpus",
+    "BuildReport",
+    "IndexParts",
     "build_corpus",
     "count_kinds",
     "default_generator",
@@ -50,8 +52,25 @@ __all__ = [
 
 
 @dataclass
-class BuiltCorpus:
-    """Everything a build produced, named as ``PearlTableIndex.__init__`` takes it.
+class BuildReport:
+    """What a build did and how long each stage took (seconds)."""
+
+    n_tables: int = 0
+    n_units: int = 0
+    n_paths: int = 0
+    units_by_kind: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class IndexParts:
+    """Everything an index is made of, named as ``PearlTableIndex.__init__`` takes it.
+
+    A build produces it; ``load`` reads it back.
 
     Args:
         tables: The loaded tables.
@@ -62,7 +81,8 @@ class BuiltCorpus:
         join_graph: The join graph of the selected paths (``None`` without augmentation).
         llm: The resolved LLM, if any.
         report: Counts and stage timings.
-        generator: The query generator used (``None`` without augmentation).
+        generator: The query generator used (``None`` without augmentation, or after a load).
+        generator_spec: What :meth:`QueryGenerator.to_spec` wrote, when ``generator`` is not built yet.
     """
 
     tables: list[Table]
@@ -73,7 +93,8 @@ class BuiltCorpus:
     join_graph: nx.Graph | None
     llm: LLM | None
     report: BuildReport
-    generator: QueryGenerator | None
+    generator: QueryGenerator | None = None
+    generator_spec: dict[str, Any] | None = None
 
 
 def default_generator(llm: LLM | None) -> QueryGenerator:
@@ -108,11 +129,7 @@ def discover_for_generator(
     tables: Sequence[Table],
     embed_model: BaseEmbedding,
     generator: QueryGenerator,
-    *,
-    budget: int | None,
-    lambda_div: float,
-    use_declared: bool,
-    cross_source_joins: str,
+    config: PearlConfig,
     show_progress: bool = False,
 ) -> tuple[JoinDiscovery, list[JoinPath], list[JoinPath]]:
     """Discover join paths and split them into the generator's budget and the rest (for its fallback).
@@ -121,23 +138,20 @@ def discover_for_generator(
         tables: The corpus.
         embed_model: Encoder for column profiles.
         generator: The query generator (its cost sets the default budget).
-        budget: The user's paths per pool (``None``: the generator's default).
-        lambda_div: Diversity weight of path selection.
-        use_declared: Use declared foreign keys.
-        cross_source_joins: Policy for joins across sources.
+        config: The discovery settings (budget, diversity, declared joins, cross-source policy).
         show_progress: Show embedding progress bars.
 
     Returns:
         ``(discovery, paths within the budget, paths beyond it)``.
     """
-    k = resolve_budget(budget, len(tables), generator.cost_per_path)
+    k = resolve_budget(config.budget, len(tables), generator.cost_per_path)
     discovery = discover_join_paths(
         tables,
         embed_model,
         budget=selection_budget(generator, k),
-        lambda_div=lambda_div,
-        use_declared=use_declared,
-        cross_source_joins=cross_source_joins,
+        lambda_div=config.lambda_div,
+        use_declared=config.use_declared_joins,
+        cross_source_joins=config.cross_source_joins,
         show_progress=show_progress,
     )
     within, beyond = split_by_budget(discovery.paths, k)
@@ -146,168 +160,105 @@ def discover_for_generator(
 
 def build_corpus(
     tables: TableSource,
+    config: PearlConfig,
     *,
     embed_model: BaseEmbedding | None = None,
     llm: LLM | None = None,
     generator: QueryGenerator | None = None,
     storage_context: StorageContext | None = None,
-    augment: bool = True,
-    budget: int | None = None,
-    lambda_div: float = 0.1,
-    use_declared_joins: bool = True,
-    cross_source_joins: str = "evidence",
-    explicit_only: bool = False,
-    implicit_only: bool = False,
-    no_originals: bool = False,
-    single_hop: bool = False,
-    single_hop_questions: int | None = None,
-    random_view: bool = False,
-    random_query: bool = False,
-    concurrency: int = 4,
-    cache_dir: str | Path | None = None,
-    include_titles: bool = True,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
-    csv_options: CsvOptions | Mapping[str, Any] | None = None,
     show_progress: bool = False,
-) -> BuiltCorpus:
-    """Run the offline pipeline; the parameters are documented on ``PearlTableIndex.from_tables``.
+) -> IndexParts:
+    """Run the offline pipeline; the arguments are documented on ``PearlTableIndex.from_tables``.
 
     Raises:
-        ValueError: No tables, invalid settings, or no units produced.
+        ValueError: No tables, or no units produced.
     """
-    started = time.perf_counter()
-    loaded = load_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options)
-    if not loaded:
-        raise ValueError("No tables to index")
-    options = AugmentOptions(
-        explicit_only=explicit_only,
-        implicit_only=implicit_only,
-        single_hop=single_hop,
-        single_hop_questions=single_hop_questions,
-        random_view=random_view,
-        random_query=random_query,
-    )
-    model = resolve_embed_model(embed_model)
-    resolved_llm = resolve_llm(llm)
-    if augment and generator is None:
-        generator = default_generator(resolved_llm)
-    config = PearlConfig(
-        include_titles=include_titles,
-        max_rows=max_rows,
-        max_rows_read=max_rows_read,
-        include_originals=not no_originals,
-        augment=augment,
-        budget=budget,
-        lambda_div=lambda_div,
-        generator=generator.model_name if generator is not None else "none",
-        use_declared_joins=use_declared_joins,
-        cross_source_joins=cross_source_joins,
-        **{k: v for k, v in asdict(options).items() if k != "seed"},
-    )
-    report = BuildReport(n_tables=len(loaded))
-    report.seconds["load"] = time.perf_counter() - started
-    serializer = serializer_for(model, config)
-    by_id = {t.id: t for t in loaded}
+    report = BuildReport()
+    with stage(report.seconds, "total"):
+        with stage(report.seconds, "load"):
+            loaded = load_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options)
+        if not loaded:
+            raise ValueError("No tables to index")
+        model = resolve_embed_model(embed_model)
+        resolved_llm = resolve_llm(llm)
+        if config.augment and generator is None:
+            generator = default_generator(resolved_llm)
+        serializer = serializer_for(model, config)
+        units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
+        graph = None
+        if config.augment and generator is not None:
+            augmented, graph = _augment(loaded, model, generator, serializer, config, report, show_progress)
+            units.extend(augmented)
+        if not units:
+            raise ValueError("The build produced no units (originals disabled and no augmented units)")
+        with stage(report.seconds, "embed"):
+            vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
+    report.n_tables = len(loaded)
+    report.n_units = len(units)
+    report.units_by_kind = count_kinds(units)
+    return IndexParts(loaded, vector_index, model, config, units, graph, resolved_llm, report, generator)
 
-    units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
+
+def _augment(
+    loaded: Sequence[Table],
+    model: BaseEmbedding,
+    generator: QueryGenerator,
+    serializer: Serializer,
+    config: PearlConfig,
+    report: BuildReport,
+    show_progress: bool,
+) -> tuple[list[TextNode], nx.Graph | None]:
+    """Discovery and generation: the augmented units and the join graph (``None`` for ``random_query``)."""
+    paths: list[JoinPath] = []
+    beyond: list[JoinPath] = []
     graph = None
-    if augment:
-        paths: list[JoinPath] = []
-        beyond: list[JoinPath] = []
-        if not random_query:  # per-table questions only (paper appendix E): no join discovery to pay for
-            discovery, paths, beyond = discover_for_generator(
-                loaded,
-                model,
-                generator,
-                budget=budget,
-                lambda_div=lambda_div,
-                use_declared=use_declared_joins,
-                cross_source_joins=cross_source_joins,
-                show_progress=show_progress,
-            )
-            graph = discovery.graph
-            report.seconds["discovery"] = sum(discovery.seconds.values())
-        t0 = time.perf_counter()
-        cache = generation_cache(generator, cache_dir)
+    if not config.random_query:  # per-table questions only (paper appendix E): no join discovery to pay for
+        with stage(report.seconds, "discovery"):
+            discovery, paths, beyond = discover_for_generator(loaded, model, generator, config, show_progress)
+        graph = discovery.graph
+    with stage(report.seconds, "generation"):
         corpus = build_augmented_units(
-            by_id,
+            {t.id: t for t in loaded},
             paths,
             generator,
             serializer,
-            options,
+            config,
             fallback_paths=beyond,
-            concurrency=concurrency,
-            cache=cache,
+            cache=cache_for(generator, config.cache_dir),
             show_progress=show_progress,
         )
-        units.extend(corpus.units)
-        report.seconds["generation"] = time.perf_counter() - t0
-        report.n_paths = len(corpus.paths)
-        report.generation = corpus.report.to_dict() if corpus.report is not None else {}
-        report.generation["fallback_paths"] = corpus.fallback_paths
-    if not units:
-        raise ValueError("The build produced no units (originals disabled and no augmented units)")
+    _record_generation(report, corpus)
+    return corpus.units, graph
 
-    t0 = time.perf_counter()
-    vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
-    report.seconds["embed"] = time.perf_counter() - t0
-    report.n_units = len(units)
-    report.units_by_kind = count_kinds(units)
-    report.seconds["total"] = time.perf_counter() - started
-    return BuiltCorpus(
-        tables=loaded,
-        vector_index=vector_index,
-        embed_model=model,
-        config=config,
-        units=units,
-        join_graph=graph,
-        llm=resolved_llm,
-        report=report,
-        generator=generator,
-    )
+
+def _record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:
+    report.n_paths = len(corpus.paths)
+    report.generation = corpus.report.to_dict() if corpus.report is not None else {}
+    report.generation["fallback_paths"] = corpus.fallback_paths
 
 
 def estimate_generation_cost(
     tables: TableSource,
+    config: PearlConfig,
     *,
     embed_model: BaseEmbedding | None = None,
     llm: LLM | None = None,
     generator: QueryGenerator | None = None,
-    budget: int | None = None,
-    lambda_div: float = 0.1,
-    use_declared_joins: bool = True,
-    cross_source_joins: str = "evidence",
-    cache_dir: str | Path | None = None,
-    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
-    csv_options: CsvOptions | Mapping[str, Any] | None = None,
-    **options: Any,
 ) -> dict[str, Any]:
     """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``."""
-    loaded = load_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options)
-    resolved_llm = resolve_llm(llm)
+    loaded = load_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options)
     if generator is None:
-        generator = default_generator(resolved_llm)
-    _, paid, beyond = discover_for_generator(
-        loaded,
-        resolve_embed_model(embed_model),
-        generator,
-        budget=budget,
-        lambda_div=lambda_div,
-        use_declared=use_declared_joins,
-        cross_source_joins=cross_source_joins,
-    )
-    augment_options = AugmentOptions(**options)
-    kept = [p for p in paid if augment_options.keeps(p)]
-    requests = plan_requests({t.id: t for t in loaded}, kept, generator, augment_options)
+        generator = default_generator(resolve_llm(llm))
+    _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(embed_model), generator, config)
+    kept = [p for p in paid if keeps_path(config, p)]
+    requests = plan_requests({t.id: t for t in loaded}, kept, generator, config)
     estimate = estimate_prompt_tokens(requests, generator=generator)
-    cache = generation_cache(generator, cache_dir)
+    cache = cache_for(generator, config.cache_dir)
     cached = sum(cache.lookup(generator, r) is not None for r in requests) if cache is not None else 0
     return {
         "tables": len(loaded),
         "paths": len(kept),
-        "fallback_paths": sum(augment_options.keeps(p) for p in beyond) if generator.fallback is not None else 0,
-        "requests": len(requests),
+        "fallback_paths": sum(keeps_path(config, p) for p in beyond) if generator.fallback is not None else 0,
         "cached_requests": cached,
         **estimate,
     }

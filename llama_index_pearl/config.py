@@ -1,142 +1,202 @@
-"""Build settings and the query generator of an index: what is persisted, and how it is restored."""
+"""``PearlConfig``: every build option of an index, declared once, validated when made.
+
+``PearlTableIndex.from_tables``/``estimate_cost``, the build, incremental inserts and
+the ``pearl`` command line all take this one object (the CLI derives its flags from
+the fields' metadata); ``persist`` writes it and ``load`` reads it back. It sits
+below every pipeline step that reads it: it imports only their constants.
+"""
 
 from __future__ import annotations
 
-import logging
+import dataclasses
+import difflib
+import math
 import os
-import re
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from llama_index.core.llms import LLM
-
-from llama_index_pearl.augment import AugmentOptions
-from llama_index_pearl.generation import GenerationCache, HeuristicQueryGenerator, LLMQueryGenerator, QueryGenerator
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ
+from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ
+from llama_index_pearl.table_files import CsvOptions
 
-__all__ = ["BuildReport", "PearlConfig", "generation_cache", "generator_from_name"]
+__all__ = ["GROUPS", "PearlConfig", "option_fields"]
 
-logger = logging.getLogger(__name__)
+# Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), and where
+# needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
+# per-machine or per-run setting, not written with the index) and "update" (True: an
+# insert may use another value than the build did).
+GROUPS = ("reading", "discovery", "generation", "views", "serialization")
 
 
-@dataclass
+def _option(default: Any, group: str, help: str, **meta: Any) -> Any:
+    return field(default=default, metadata={"group": group, "help": help, **meta})
+
+
+@dataclass(frozen=True)
 class PearlConfig:
-    """Build settings, persisted with the index.
+    """Build settings of an index.
 
     Args:
-        include_titles: Render table titles (and descriptions) in units.
-        max_rows: Rows per table view (paper appendix B.2: 10).
+        max_rows_read: Leading rows read per table from its source, ``None``: all
+            (SQL: ``LIMIT``, run by the server; CSV: ``nrows``; Parquet: leading row
+            groups; DataFrames: cut). Discovery and units use this sample, and only it
+            is persisted; the exact row count is kept in ``Table.total_rows``.
+        csv_options: Encoding, delimiter and quote character of CSV files
+            (a dict or :class:`~llama_index_pearl.table_files.CsvOptions`); detected
+            per file where not given.
+        augment: Discover join paths and add generated units (``False``: the
+            whole-table baseline).
+        budget: Paths kept per pool by lazy greedy (paper's K). Default: every
+            candidate path for a free generator (the heuristic), ⌊|C|/2⌋ for an LLM.
+        lambda_div: Diversity weight λ_div of path selection (paper: 0.1).
+        use_declared_joins: Use foreign keys declared by SQL sources as edges.
+        cross_source_joins: Joins between tables of different sources
+            (``Table.source``): ``"evidence"`` keeps only those backed by values
+            chance does not explain, ``"never"`` drops them, ``"always"`` ignores
+            provenance.
+        concurrency: Generation requests in flight (match the LLM server's slots).
+        cache_dir: Folder of the generation cache (JSONL). ``None``: the generator's
+            default (an LLM caches in ``$PEARL_CACHE_DIR`` or ``~/.cache/llama-index-pearl``;
+            the heuristic does not cache).
+        single_hop_questions: Questions per single-hop table (default: the
+            generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
         include_originals: Keep one whole-table unit per table.
-        augment: Discover join paths and add generated units (``False``: whole-table only).
-        budget: Paths selected per pool (paper's K). Default: every candidate path for a
-            free generator (the heuristic), ⌊|tables|/2⌋ for an LLM.
-        lambda_div: Diversity weight of lazy-greedy selection (paper: 0.1).
-        generator: Name of the query generator used (recorded, not configurable).
-        use_declared_joins: SQL foreign keys were used as explicit edges.
-        cross_source_joins: Joins between tables of two different sources: ``"evidence"``
-            (only on value evidence chance does not explain), ``"never"`` or ``"always"``.
-        max_rows_read: Leading rows read per table from its source (``None``: all);
-            inserts read as many.
-        explicit_only, implicit_only, single_hop, single_hop_questions, random_view,
-            random_query: The augmentation flags of the build (see
-            :class:`~llama_index_pearl.augment.AugmentOptions`); inserts reuse them.
-    """
-
-    include_titles: bool = True
-    max_rows: int = DEFAULT_MAX_ROWS
-    include_originals: bool = True
-    augment: bool = True
-    budget: int | None = None
-    lambda_div: float = 0.1
-    generator: str = "none"
-    use_declared_joins: bool = True
-    cross_source_joins: str = "evidence"
-    explicit_only: bool = False
-    implicit_only: bool = False
-    single_hop: bool = False
-    single_hop_questions: int | None = None
-    random_view: bool = False
-    random_query: bool = False
-    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ
-
-    def __post_init__(self) -> None:
-        if self.max_rows < 1:
-            raise ValueError(f"max_rows must be >= 1, got {self.max_rows}")
-        if self.max_rows_read is not None and self.max_rows_read < 1:
-            raise ValueError(f"max_rows_read must be >= 1 or None, got {self.max_rows_read}")
-        if self.budget is not None and self.budget < 0:
-            raise ValueError(f"budget must be >= 0 paths per pool, got {self.budget}")
-        if self.cross_source_joins not in CROSS_SOURCE_POLICIES:
-            raise ValueError(
-                f"cross_source_joins must be one of {CROSS_SOURCE_POLICIES}, got {self.cross_source_joins!r}"
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def augment_options(self) -> AugmentOptions:
-        """The build's augmentation flags."""
-        return AugmentOptions(
-            explicit_only=self.explicit_only,
-            implicit_only=self.implicit_only,
-            single_hop=self.single_hop,
-            single_hop_questions=self.single_hop_questions,
-            random_view=self.random_view,
-            random_query=self.random_query,
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PearlConfig:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-
-@dataclass
-class BuildReport:
-    """What a build did and how long each stage took (seconds)."""
-
-    n_tables: int = 0
-    n_units: int = 0
-    n_paths: int = 0
-    units_by_kind: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    generation: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def generator_from_name(name: str, llm: LLM | None) -> QueryGenerator:
-    """Rebuild the generator recorded in ``PearlConfig.generator``.
-
-    Args:
-        name: The recorded ``model_name``.
-        llm: The LLM to use when the index was built with one.
+        explicit_only: Ablation: joined entries of explicit paths only.
+        implicit_only: Ablation: sub-entries of implicit paths only.
+        single_hop: Add per-table questions for tables in no selected path
+            (paper appendix E; use it for single-table corpora).
+        random_view: Ablation: random column subsets instead of path units.
+        random_query: Ablation: per-table questions for every table, no paths.
+        seed: Seed of the random ablations.
+        include_titles: Render table titles and descriptions in units.
+        max_rows: Rows per table view (paper appendix B.2: 10).
 
     Raises:
-        ValueError: The index was built with an LLM and ``llm`` is ``None``.
+        ValueError: A value of the wrong type or out of range, or two options that
+            exclude each other; the message names the field.
     """
-    if match := re.fullmatch(r"heuristic\(n_single=(\d+),seed=(-?\d+)\)", name):
-        return HeuristicQueryGenerator(n_single=int(match.group(1)), seed=int(match.group(2)))
-    if llm is None:
-        raise ValueError(
-            f"The index was built with generator {name!r}; pass llm= to PearlTableIndex.load() to insert tables"
-        )
-    generator = LLMQueryGenerator(llm)
-    if generator.model_name != name:
-        logger.warning("Index built with generator %r, new paths use %r", name, generator.model_name)
-    return generator
+
+    max_rows_read: int | None = _option(
+        DEFAULT_MAX_ROWS_READ, "reading", "leading rows read per table (default 10000)", min=1
+    )
+    csv_options: CsvOptions = field(
+        default_factory=CsvOptions,
+        metadata={"group": "reading", "help": "CSV encoding/delimiter/quotechar", "update": True},
+    )
+    augment: bool = _option(True, "discovery", "discover join paths and generate units (False: whole tables only)")
+    budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
+    lambda_div: float = _option(0.1, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
+    use_declared_joins: bool = _option(
+        True, "discovery", "use foreign keys declared by SQL sources", flag="--no-declared-joins"
+    )
+    cross_source_joins: str = _option(
+        "evidence",
+        "discovery",
+        "joins between tables of different sources (default: only on value evidence)",
+        choices=CROSS_SOURCE_POLICIES,
+    )
+    concurrency: int = _option(4, "generation", "LLM requests in flight", min=1, persist=False, update=True)
+    cache_dir: str | None = _option(
+        None,
+        "generation",
+        "generation cache folder (LLM default: ~/.cache/llama-index-pearl)",
+        persist=False,
+        update=True,
+    )
+    single_hop_questions: int | None = _option(
+        None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
+    )
+    include_originals: bool = _option(True, "views", "keep one whole-table unit per table", flag="--no-originals")
+    explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
+    implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
+    single_hop: bool = _option(False, "views", "per-table questions for tables in no path (paper appendix E)")
+    random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
+    random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
+    seed: int = _option(0, "views", "seed of the random ablations")
+    include_titles: bool = _option(True, "serialization", "render table titles", flag="--no-titles")
+    max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "csv_options", CsvOptions.of(self.csv_options))
+        if self.cache_dir is not None:
+            if not isinstance(self.cache_dir, (str, os.PathLike)):
+                raise ValueError(f"cache_dir must be a folder path or None, got {self.cache_dir!r}")
+            object.__setattr__(self, "cache_dir", os.fspath(self.cache_dir))
+        for option in option_fields():
+            if option.name not in ("csv_options", "cache_dir"):
+                _check(option, getattr(self, option.name))
+        for a, b in (("explicit_only", "implicit_only"), ("random_view", "random_query")):
+            if getattr(self, a) and getattr(self, b):
+                raise ValueError(f"{a} and {b} exclude each other")
+
+    @classmethod
+    def with_overrides(cls, config: PearlConfig | None = None, **overrides: Any) -> PearlConfig:
+        """``config`` (default: the defaults) with some fields replaced.
+
+        Raises:
+            TypeError: An override that is no field (the message suggests the closest one).
+            ValueError: A bad value, as in the constructor.
+        """
+        base = config if config is not None else cls()
+        unknown = [name for name in overrides if name not in cls.__dataclass_fields__]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], cls.__dataclass_fields__, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; options: {', '.join(cls.__dataclass_fields__)}"
+            raise TypeError(f"Unknown build option {unknown[0]!r}{hint}")
+        return dataclasses.replace(base, **overrides) if overrides else base
+
+    def for_update(self, **overrides: Any) -> PearlConfig:
+        """The build's settings with an insert's own values for the options an insert may change.
+
+        Raises:
+            ValueError: An option fixed by the build (rows, titles, budget...).
+        """
+        fixed = [name for name in overrides if not self.__dataclass_fields__[name].metadata.get("update")]
+        if fixed:
+            raise ValueError(
+                f"{fixed[0]} is fixed by the build ({getattr(self, fixed[0])!r}); rebuild the index to change it"
+            )
+        return PearlConfig.with_overrides(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The persisted fields as JSON values (per-machine settings such as ``cache_dir`` left out)."""
+        data = {f.name: getattr(self, f.name) for f in option_fields() if f.metadata.get("persist", True)}
+        data["csv_options"] = dataclasses.asdict(self.csv_options)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PearlConfig:
+        """Read :meth:`to_dict`'s output; keys of other versions (such as the old ``generator``) are ignored."""
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
-def generation_cache(generator: QueryGenerator | None, cache_dir: str | Path | None) -> GenerationCache | None:
-    """LLM generations are cached by default (they cost minutes); heuristic ones only on request."""
-    if cache_dir is not None:
-        return GenerationCache(Path(cache_dir))
-    if isinstance(generator, LLMQueryGenerator):
-        default = Path(os.environ.get("PEARL_CACHE_DIR", Path.home() / ".cache" / "llama-index-pearl"))
-        default.mkdir(parents=True, exist_ok=True)
-        return GenerationCache(default)
-    return None
+def option_fields() -> tuple[dataclasses.Field, ...]:
+    """The fields of :class:`PearlConfig`, in declaration order (the CLI's flags come from them)."""
+    return fields(PearlConfig)
+
+
+_EXPECTED = (("bool", "True or False"), ("int", "an integer"), ("float", "a finite number"), ("", "a string"))
+
+
+def _check(option: dataclasses.Field, value: Any) -> None:
+    """Type and range of one field, from its annotation and metadata."""
+    name, kind, meta = option.name, str(option.type), option.metadata
+    if value is None and "None" in kind:
+        return
+    if kind.startswith("bool"):
+        ok = isinstance(value, bool)
+    elif kind.startswith("int"):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind.startswith("float"):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        expected = next(text for prefix, text in _EXPECTED if kind.startswith(prefix))
+        raise ValueError(f"{name} must be {expected}{' or None' if 'None' in kind else ''}, got {value!r}")
+    if "min" in meta and value < meta["min"]:
+        raise ValueError(f"{name} must be >= {meta['min']}, got {value!r}")
+    if "choices" in meta and value not in meta["choices"]:
+        raise ValueError(f"{name} must be one of {tuple(meta['choices'])}, got {value!r}")

@@ -10,12 +10,13 @@ holds the index object: its accessors, engines and persistence entry points
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import networkx as nx
 from llama_index.core import StorageContext, VectorStoreIndex
@@ -25,27 +26,35 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.build import build_corpus, estimate_generation_cost, serializer_for
+from llama_index_pearl.build import (
+    BuildReport,
+    IndexParts,
+    build_corpus,
+    count_kinds,
+    estimate_generation_cost,
+    serializer_for,
+)
 from llama_index_pearl.concurrency import ReadWriteLock
-from llama_index_pearl.config import BuildReport, PearlConfig, generation_cache, generator_from_name
-from llama_index_pearl.generation import GenerationCache, QueryGenerator
-from llama_index_pearl.incremental import IncrementalMixin
+from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.engines import chat_engine, query_engine
+from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, generator_from_spec
+from llama_index_pearl.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.lexical import LexicalScorer
+from llama_index_pearl.persistence import load_index, persist_index
 from llama_index_pearl.query_plan import query_plan
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.sources import DEFAULT_MAX_ROWS_READ, CsvOptions, TableSource
-from llama_index_pearl.stores import build_vector_index, normalise, store_dimension
+from llama_index_pearl.retriever import PearlRetriever
+from llama_index_pearl.serialization import Serializer
+from llama_index_pearl.sources import TableSource
+from llama_index_pearl.stores import index_dimension, normalise
 from llama_index_pearl.table import Table
-from llama_index_pearl.units import Serializer
 
-if TYPE_CHECKING:
-    from llama_index_pearl.retriever import PearlRetriever
+__all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
 
-__all__ = ["BuildReport", "PearlConfig", "PearlTableIndex", "build_vector_index"]
+logger = logging.getLogger(__name__)
 
 
-class PearlTableIndex(IncrementalMixin):
+class PearlTableIndex:
     """A join-aware table index: tables, their units, and a vector store of units.
 
     Build one with :meth:`from_tables` or :meth:`load`; query it through
@@ -71,7 +80,7 @@ class PearlTableIndex(IncrementalMixin):
         llm: LLM | None = None,
         report: BuildReport | None = None,
         generator: QueryGenerator | None = None,
-        cache_dir: str | Path | None = None,
+        generator_spec: dict[str, Any] | None = None,
     ) -> None:
         self._tables = {t.id: t for t in tables}
         self._vector_index = vector_index
@@ -80,10 +89,11 @@ class PearlTableIndex(IncrementalMixin):
         self._units = {u.node_id: u for u in units}
         self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
         self._llm = llm
-        self._generator = generator
-        self._cache_dir = cache_dir
+        self._generator = generator if config.augment else None
+        self._generator_spec = generator_spec if config.augment else None
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
         self._serializer = serializer_for(embed_model, config)
+        self._revision = 0  # retrieval plans of an older state are stale
         self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
         self._update_lock = threading.RLock()  # one insert_tables/delete_table at a time
 
@@ -93,29 +103,13 @@ class PearlTableIndex(IncrementalMixin):
         cls,
         tables: TableSource,
         *,
+        config: PearlConfig | None = None,
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
         generator: QueryGenerator | None = None,
         storage_context: StorageContext | None = None,
-        augment: bool = True,
-        budget: int | None = None,
-        lambda_div: float = 0.1,
-        use_declared_joins: bool = True,
-        cross_source_joins: str = "evidence",
-        explicit_only: bool = False,
-        implicit_only: bool = False,
-        no_originals: bool = False,
-        single_hop: bool = False,
-        single_hop_questions: int | None = None,
-        random_view: bool = False,
-        random_query: bool = False,
-        concurrency: int = 4,
-        cache_dir: str | Path | None = None,
-        include_titles: bool = True,
-        max_rows: int = DEFAULT_MAX_ROWS,
-        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
-        csv_options: CsvOptions | Mapping[str, Any] | None = None,
         show_progress: bool = False,
+        **overrides: Any,
     ) -> PearlTableIndex:
         """Build an index over tables.
 
@@ -123,6 +117,8 @@ class PearlTableIndex(IncrementalMixin):
             tables: Anything :func:`~llama_index_pearl.sources.load_tables` accepts:
                 ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
+            config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
+                which documents every option); default: the defaults.
             embed_model: Encoder; default ``Settings.embed_model`` if explicitly
                 set, else the bundled all-MiniLM-L6-v2.
             llm: LLM for query generation; default ``Settings.llm`` if explicitly
@@ -131,126 +127,56 @@ class PearlTableIndex(IncrementalMixin):
                 LLM resolves, else the offline ``HeuristicQueryGenerator``.
             storage_context: Where vectors go; its ``vector_store`` is honoured.
                 Default: an exact FAISS inner-product index.
-            augment: Run join discovery and query generation (``False``: the
-                whole-table baseline).
-            budget: Paths kept per pool by lazy greedy (paper's K). Default: every
-                candidate path when the generator is free (the heuristic), ⌊|C|/2⌋
-                with an LLM (see :meth:`estimate_cost` before spending).
-            lambda_div: Diversity weight λ_div of path selection (paper: 0.1).
-            use_declared_joins: Use foreign keys declared by SQL sources as edges.
-            cross_source_joins: Joins between tables of different sources
-                (``Table.source``: database/schema, sub-folder): ``"evidence"``
-                (default) keeps only those backed by values chance does not explain,
-                ``"never"`` drops them, ``"always"`` ignores provenance.
-            explicit_only: Ablation: joined entries of explicit paths only.
-            implicit_only: Ablation: sub-entries of implicit paths only.
-            no_originals: Ablation: drop the whole-table units.
-            single_hop: Add per-table questions for tables in no selected path
-                (paper appendix E; use it for single-table corpora).
-            single_hop_questions: Questions per such table (5 with an LLM, 2 heuristic).
-            random_view: Ablation: random column subsets instead of path units.
-            random_query: Ablation: per-table questions for every table, no paths.
-            concurrency: LLM requests in flight during generation.
-            cache_dir: Folder of the generation cache (JSONL). Default for an LLM
-                generator: ``~/.cache/llama-index-pearl``; the heuristic is not cached.
-            include_titles: Render table titles/descriptions in units.
-            max_rows: Rows per table view (paper: 10).
-            max_rows_read: Leading rows read per table from its source, 10,000 by
-                default (SQL: ``LIMIT``, run by the server; CSV: ``nrows``; Parquet:
-                leading row groups; DataFrames: cut); ``None`` reads everything.
-                Join discovery and units use this sample, and only it is persisted;
-                the exact row count is kept in ``Table.total_rows``.
-            csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for
-                CSV files; detected per file where not given.
             show_progress: Show progress bars on long stages.
+            **overrides: Fields of ``config`` to replace, e.g. ``budget=40`` or
+                ``include_titles=False``.
 
         Raises:
+            TypeError: An override that is no build option.
             ValueError: A bad source, table or setting (the message names it).
             GenerationFailed: At least the generator's ``max_failed_share`` of its
                 LLM requests failed (default: all of them); accepted answers are cached.
         """
         built = build_corpus(
             tables,
+            PearlConfig.with_overrides(config, **overrides),
             embed_model=embed_model,
             llm=llm,
             generator=generator,
             storage_context=storage_context,
-            augment=augment,
-            budget=budget,
-            lambda_div=lambda_div,
-            use_declared_joins=use_declared_joins,
-            cross_source_joins=cross_source_joins,
-            explicit_only=explicit_only,
-            implicit_only=implicit_only,
-            no_originals=no_originals,
-            single_hop=single_hop,
-            single_hop_questions=single_hop_questions,
-            random_view=random_view,
-            random_query=random_query,
-            concurrency=concurrency,
-            cache_dir=cache_dir,
-            include_titles=include_titles,
-            max_rows=max_rows,
-            max_rows_read=max_rows_read,
-            csv_options=csv_options,
             show_progress=show_progress,
         )
-        return cls(**vars(built), cache_dir=cache_dir)
+        return cls(**vars(built))
 
     @classmethod
     def estimate_cost(
         cls,
         tables: TableSource,
         *,
+        config: PearlConfig | None = None,
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
         generator: QueryGenerator | None = None,
-        budget: int | None = None,
-        lambda_div: float = 0.1,
-        use_declared_joins: bool = True,
-        cross_source_joins: str = "evidence",
-        cache_dir: str | Path | None = None,
-        max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
-        csv_options: CsvOptions | Mapping[str, Any] | None = None,
-        **options: Any,
+        **overrides: Any,
     ) -> dict[str, Any]:
         """Dry run: discover and select paths, build every prompt, call no LLM.
 
         Args:
             tables: As in :meth:`from_tables`.
+            config: As in :meth:`from_tables`; its ``cache_dir`` (LLM builds default to
+                the user cache) answers ``cached_requests``, which a build will not send.
             embed_model: Encoder used by join discovery.
             llm: The LLM a build would use (its prompts are counted).
             generator: Explicit generator instead of ``llm``.
-            budget: Paths per pool, as in :meth:`from_tables`.
-            lambda_div: Diversity weight, as in :meth:`from_tables`.
-            use_declared_joins: As in :meth:`from_tables`.
-            cross_source_joins: As in :meth:`from_tables`.
-            cache_dir: Generation cache a build would use (as in :meth:`from_tables`;
-                LLM builds default to the user cache); ``cached_requests`` counts
-                the requests it already answers, which a build will not send.
-            max_rows_read: As in :meth:`from_tables`.
-            csv_options: As in :meth:`from_tables`.
-            **options: Ablation flags of :class:`~llama_index_pearl.augment.AugmentOptions`.
+            **overrides: Fields of ``config`` to replace, as in :meth:`from_tables`.
 
         Returns:
             ``{"tables", "paths", "fallback_paths", "requests", "cached_requests",
             "prompt_tokens", "per_path_avg", "max_prompt_tokens"}``: ``paths`` go to the
             generator (LLM calls), ``fallback_paths`` to its free fallback.
         """
-        return estimate_generation_cost(
-            tables,
-            embed_model=embed_model,
-            llm=llm,
-            generator=generator,
-            budget=budget,
-            lambda_div=lambda_div,
-            use_declared_joins=use_declared_joins,
-            cross_source_joins=cross_source_joins,
-            cache_dir=cache_dir,
-            max_rows_read=max_rows_read,
-            csv_options=csv_options,
-            **options,
-        )
+        chosen = PearlConfig.with_overrides(config, **overrides)
+        return estimate_generation_cost(tables, chosen, embed_model=embed_model, llm=llm, generator=generator)
 
     # ------------------------------------------------------------ accessors
     @property
@@ -294,27 +220,46 @@ class PearlTableIndex(IncrementalMixin):
         return self._vector_index.storage_context
 
     @property
+    def revision(self) -> int:
+        """Counts applied updates: state derived from an older revision is stale."""
+        return self._revision
+
+    @property
     def dimension(self) -> int:
-        return store_dimension(self._vector_index.vector_store) or len(self.embed_query("dimension probe"))
+        return index_dimension(self._vector_index, self._embed_model)
+
+    @property
+    def generator_name(self) -> str:
+        """The ``model_name`` of the query generator (``"none"`` for a whole-table index)."""
+        if self._generator is not None:
+            return self._generator.model_name
+        return str((self._generator_spec or {}).get("model_name", "none"))
 
     @property
     def generator(self) -> QueryGenerator | None:
         """The query generator used for new paths (``None`` for a whole-table index).
 
-        After :meth:`load` it is rebuilt from the recorded name: the heuristic
-        generator with its settings, or ``LLMQueryGenerator`` over the ``llm``
-        given to :meth:`load`.
+        After :meth:`load` it is rebuilt from the recorded spec (see
+        :func:`~llama_index_pearl.generation.register_generator`): the heuristic with
+        its settings, or ``LLMQueryGenerator`` over the ``llm`` given to :meth:`load`.
 
         Raises:
-            ValueError: The index was built with an LLM and none was given.
+            ValueError: The index was built with an LLM and none was given, or with
+                an unregistered generator.
         """
-        if self._generator is None and self._config.augment:
-            self._generator = generator_from_name(self._config.generator, self._llm)
+        if self._generator is None and self._generator_spec is not None:
+            self._generator = generator_from_spec(self._generator_spec, self._llm)
+            if self._generator.model_name != self._generator_spec.get("model_name"):
+                logger.warning(
+                    "Index built with generator %r, new paths use %r",
+                    self._generator_spec.get("model_name"),
+                    self._generator.model_name,
+                )
         return self._generator
 
     def generation_cache(self) -> GenerationCache | None:
         """The generation cache a build or insert uses (LLM: on by default; heuristic: only with ``cache_dir``)."""
-        return generation_cache(self.generator, self._cache_dir)
+        return cache_for(self.generator, self._config.cache_dir)
 
     def embed_query(self, query: str) -> list[float]:
         """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
@@ -333,11 +278,91 @@ class PearlTableIndex(IncrementalMixin):
         view = self._serializer.view(table)
         return Serializer(include_titles=self._config.include_titles, max_rows=self._config.max_rows)([view])
 
+    # -------------------------------------------------------------- updates
+    def insert_tables(
+        self, tables: TableSource, *, replace: bool = False, show_progress: bool = False, **overrides: Any
+    ) -> UpdateReport:
+        """Add tables without rebuilding (paper appendix C.3).
+
+        Candidate join edges are scored only for column pairs involving a new
+        table; only paths through a new table are generated (through the
+        generation cache and this index's generator); only new units are
+        embedded. Existing paths, questions and vectors are kept as they are.
+
+        Args:
+            tables: Anything :meth:`from_tables` accepts; as many rows are read per
+                table as the build read (``config.max_rows_read``).
+            replace: Replace tables whose id already exists (delete, then insert).
+            show_progress: Show progress bars.
+            **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
+                every other option is the build's.
+
+        Returns:
+            What changed and what it cost.
+
+        Raises:
+            ValueError: A table id already exists and ``replace`` is false (the
+                message names it), no tables were given, or an override of an
+                option the build fixed.
+        """
+        with self._update_lock:
+            return insert_tables(self, tables, self._config.for_update(**overrides), replace, show_progress)
+
+    def delete_table(self, table_id: str) -> UpdateReport:
+        """Remove a table: its units, its join edges and the units of every path through it.
+
+        Args:
+            table_id: The table to remove.
+
+        Returns:
+            What changed.
+
+        Raises:
+            ValueError: ``table_id`` is not in the index (the message names it),
+                or it is the last table.
+            NotImplementedError: The vector store cannot delete (e.g. a plain
+                positional ``FaissVectorStore``).
+        """
+        with self._update_lock:
+            return delete_table(self, table_id)
+
+    def apply_change(self, change: IndexChange) -> None:
+        """Apply a planned update (:mod:`~llama_index_pearl.incremental`): vector store, then state, atomically.
+
+        Retrievals see all of it or none of it. ``change.units`` must carry their vectors.
+
+        Raises:
+            NotImplementedError: Units to remove and a vector store that cannot delete.
+        """
+        with self._rw.writing():
+            if change.removed_units:
+                try:
+                    self._vector_index.delete_nodes(change.removed_units, delete_from_docstore=True)
+                except NotImplementedError as exc:
+                    raise NotImplementedError(
+                        f"{type(self._vector_index.vector_store).__name__} cannot delete units; build with the "
+                        "default store (PearlFaissStore) or a store that implements delete_nodes (Qdrant, pgvector...)"
+                    ) from exc
+            if change.units:
+                self._vector_index.insert_nodes(change.units)
+            self._revision += 1
+            for table_id in change.removed_tables:
+                self._tables.pop(table_id, None)
+            for unit_id in change.removed_units:
+                self._units.pop(unit_id, None)
+            self._tables.update({t.id: t for t in change.tables})
+            self._units.update({u.node_id: u for u in change.units})
+            if change.join_graph is not None:
+                self._join_graph = change.join_graph
+            self._join_graph.add_nodes_from(t.id for t in change.tables)  # whole-table indexes have nodes too
+            self.report.n_tables = len(self._tables)
+            self.report.n_units = len(self._units)
+            self.report.n_paths = len(self._join_graph.graph.get("paths", []))
+            self.report.units_by_kind = count_kinds(list(self._units.values()))
+
     # -------------------------------------------------------------- engines
     def as_retriever(self, similarity_top_k: int = 5, **kwargs: Any) -> PearlRetriever:
         """A table-level retriever (max-pooled unit scores)."""
-        from llama_index_pearl.retriever import PearlRetriever
-
         return PearlRetriever(self, similarity_top_k=similarity_top_k, **kwargs)
 
     def as_query_engine(
@@ -358,8 +383,6 @@ class PearlTableIndex(IncrementalMixin):
         Raises:
             ValueError: No LLM (never LlamaIndex's OpenAI default); the message says where to give one.
         """
-        from llama_index_pearl.engines import query_engine
-
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return query_engine(retriever, llm or self._llm, **kwargs)
 
@@ -383,8 +406,6 @@ class PearlTableIndex(IncrementalMixin):
         Raises:
             ValueError: Another ``chat_mode``, or no LLM.
         """
-        from llama_index_pearl.engines import chat_engine
-
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return chat_engine(retriever, llm or self._llm, chat_mode=chat_mode, **kwargs)
 
@@ -407,10 +428,20 @@ class PearlTableIndex(IncrementalMixin):
             ValueError: ``persist_dir`` is a file, or a non-empty folder that is not
                 a PEARL index (it would be replaced).
         """
-        from llama_index_pearl.persistence import persist_index
-
         with self.read_lock():
-            persist_index(self, Path(persist_dir))
+            parts = IndexParts(
+                list(self._tables.values()),
+                self._vector_index,
+                self._embed_model,
+                self._config,
+                self.units,
+                self._join_graph,
+                self._llm,
+                self.report,
+                self._generator,
+                self._generator_spec,
+            )
+            persist_index(parts, Path(persist_dir))
 
     @classmethod
     def load(
@@ -419,6 +450,7 @@ class PearlTableIndex(IncrementalMixin):
         *,
         embed_model: BaseEmbedding | None = None,
         llm: LLM | None = None,
+        generator: QueryGenerator | None = None,
         storage_context: StorageContext | None = None,
         allow_encoder_change: bool = False,
     ) -> PearlTableIndex:
@@ -430,7 +462,9 @@ class PearlTableIndex(IncrementalMixin):
                 model name, as recorded in the manifest). Default: the recorded
                 encoder (the bundled MiniLM or a local Hugging Face model), or an
                 explicitly set ``Settings.embed_model`` that matches it.
-            llm: LLM for engines built from this index.
+            llm: LLM for engines built from this index, and for an LLM generator.
+            generator: The query generator for inserts; default: the recorded one,
+                rebuilt (a custom generator must be registered for that).
             storage_context: For an external vector store (Qdrant, pgvector...).
             allow_encoder_change: Accept another encoder of the same dimension
                 (a warning is logged); its vectors must be comparable.
@@ -441,16 +475,16 @@ class PearlTableIndex(IncrementalMixin):
                 disagrees with the manifest or the other files; the message names
                 the file and the problem.
         """
-        from llama_index_pearl.persistence import load_index
-
-        return load_index(
-            cls,
+        parts = load_index(
             Path(persist_dir),
             embed_model=embed_model,
             llm=llm,
             storage_context=storage_context,
             allow_encoder_change=allow_encoder_change,
         )
+        if generator is not None:
+            parts.generator = generator
+        return cls(**vars(parts))
 
 
 def _finite(vector: list[float], query: str) -> list[float]:

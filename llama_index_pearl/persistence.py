@@ -22,8 +22,10 @@ Version 2 (incremental indexing) replaced version 1's positional FAISS index wit
 the id-mapped one and added ``edges`` to the join graph; version 1 folders are
 refused with a message asking for a rebuild. Version 3 added the encoder's
 identity and the file digests; version 4 moved the FAISS binary and LlamaIndex's
-index store out of the names ``load_index_from_storage`` reads. Versions 2 and 3
-still load (version 2 checked against the recorded model name, without digests).
+index store out of the names ``load_index_from_storage`` reads; version 5 records the
+query generator as a spec (``QueryGenerator.to_spec``) instead of a name in the config.
+Versions 2 to 4 still load (version 2 checked against the recorded model name,
+without digests; their generator name is read as a spec).
 
 ``persist`` writes a temporary sibling folder and swaps it in atomically
 (:mod:`llama_index_pearl.atomic`); ``load`` verifies everything before use
@@ -36,10 +38,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from llama_index.core import Settings, StorageContext, load_index_from_storage
@@ -48,6 +51,8 @@ from llama_index.core.llms import LLM
 from llama_index.core.storage.index_store import SimpleIndexStore
 
 from llama_index_pearl.atomic import recoverable, swap_in
+from llama_index_pearl.build import BuildReport, IndexParts
+from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.integrity import (
     IndexFileError,
     check_digests,
@@ -68,19 +73,16 @@ from llama_index_pearl.models import (
     resolve_llm,
     same_encoder,
 )
-from llama_index_pearl.stores import ID_MAP_FILE, PearlFaissStore, store_dimension
+from llama_index_pearl.stores import ID_MAP_FILE, PearlFaissStore, index_dimension, store_dimension
 from llama_index_pearl.table import ForeignKey, Table
-
-if TYPE_CHECKING:
-    from llama_index_pearl.index import PearlTableIndex
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
 
 logger = logging.getLogger(__name__)
 
 FORMAT_NAME = "llama-index-pearl"
-FORMAT_VERSION = 4
-READABLE_VERSIONS = frozenset({2, 3, 4})
+FORMAT_VERSION = 5
+READABLE_VERSIONS = frozenset({2, 3, 4, 5})
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
@@ -104,7 +106,7 @@ def _file_names(version: int) -> tuple[str, str]:
     return (FAISS_FILE, INDEX_STORE) if version >= 4 else (LLAMA_FAISS_FILE, LLAMA_INDEX_STORE)
 
 
-def persist_index(index: PearlTableIndex, folder: Path) -> None:
+def persist_index(index: IndexParts, folder: Path) -> None:
     """Write every file of the format into a temporary sibling of ``folder``, then swap it in.
 
     A crash before the swap leaves the previous index untouched (and a hidden
@@ -126,24 +128,26 @@ def persist_index(index: PearlTableIndex, folder: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _write_files(index: PearlTableIndex, folder: Path) -> None:
-    index.storage_context.persist(persist_dir=str(folder))
+def _write_files(index: IndexParts, folder: Path) -> None:
+    index.vector_index.storage_context.persist(persist_dir=str(folder))
     if (folder / LLAMA_FAISS_FILE).is_file():
         os.replace(folder / LLAMA_FAISS_FILE, folder / FAISS_FILE)
     os.replace(folder / LLAMA_INDEX_STORE, folder / INDEX_STORE)
     (folder / LLAMA_INDEX_STORE).write_text(json.dumps(_NOT_LLAMA_INDEX_LOADABLE))
-    _write_tables(index.tables.values(), folder / TABLES)
+    _write_tables(index.tables, folder / TABLES)
     (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
+    generator = index.generator.to_spec() if index.generator is not None else index.generator_spec
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "embed_model": embed_model_name(index.embed_model),
         "encoder": encoder_identity(index.embed_model),
-        "dimension": index.dimension,
+        "dimension": index_dimension(index.vector_index, index.embed_model),
         "vector_store": _store_kind(index),
         "n_tables": len(index.tables),
         "n_units": len(index.units),
         "config": index.config.to_dict(),
+        "generator": generator if index.config.augment else None,
         "report": index.report.to_dict(),
         "files": file_digests(folder, (p.name for p in folder.iterdir() if p.is_file())),
     }
@@ -162,7 +166,7 @@ def _refuse_foreign(folder: Path) -> None:
         )
 
 
-def _store_kind(index: PearlTableIndex) -> str:
+def _store_kind(index: IndexParts) -> str:
     return "faiss" if isinstance(index.vector_index.vector_store, PearlFaissStore) else "external"
 
 
@@ -286,17 +290,14 @@ def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None
 
 
 def load_index(
-    cls: type[PearlTableIndex],
     folder: Path,
     *,
     embed_model: BaseEmbedding | None = None,
     llm: LLM | None = None,
     storage_context: StorageContext | None = None,
     allow_encoder_change: bool = False,
-) -> PearlTableIndex:
+) -> IndexParts:
     """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``."""
-    from llama_index_pearl.index import BuildReport, PearlConfig
-
     left = recoverable(folder)
     if left is not None:
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
@@ -338,7 +339,21 @@ def load_index(
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
-    return cls(tables, vector_index, model, config, units, join_graph=graph, llm=resolve_llm(llm), report=report)
+        legacy = version < 5
+        spec = _legacy_generator_spec(manifest["config"].get("generator")) if legacy else manifest.get("generator")
+        if spec is not None and not isinstance(spec, dict):
+            raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
+    return IndexParts(tables, vector_index, model, config, units, graph, resolve_llm(llm), report, None, spec)
+
+
+def _legacy_generator_spec(name: Any) -> dict[str, Any] | None:
+    """The spec of a generator that versions <= 4 recorded by its ``model_name`` only."""
+    if not isinstance(name, str) or name == "none":
+        return None
+    if match := re.fullmatch(r"heuristic\(n_single=(\d+),seed=(-?\d+)\)", name):
+        params = {"n_single": int(match.group(1)), "seed": int(match.group(2))}
+        return {"type": "heuristic", "model_name": name, "params": params}
+    return {"type": "llm", "model_name": name, "params": {}}
 
 
 def _faiss_storage(folder: Path, dimension: int, faiss_file: str, index_store: str) -> StorageContext:

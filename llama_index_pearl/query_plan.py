@@ -20,29 +20,46 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+from typing import Any, Protocol
 
 import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
+from llama_index_pearl.index_state import IndexState
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.lexical import LexicalScorer
 from llama_index_pearl.pooling import Memberships, Pooled, pool_all_units, pool_top_units
 from llama_index_pearl.stores import PearlFaissStore
 
-if TYPE_CHECKING:
-    from llama_index_pearl.index import PearlTableIndex
-
-__all__ = ["QueryPlan", "one_faiss_thread", "query_plan"]
+__all__ = ["QueryPlan", "RetrievableIndex", "one_faiss_thread", "query_plan"]
 
 _TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 HINT_CACHE_SIZE = 4096  # result sets
 Hit = tuple[str, float, str]  # table id, pooled score, matched unit id
 
 
-def query_plan(index: PearlTableIndex) -> QueryPlan:
+class RetrievableIndex(IndexState, Protocol):
+    """What retrieval reads of an index (``PearlTableIndex`` is one); the retriever never imports the index."""
+
+    @property
+    def revision(self) -> int: ...
+
+    def unit(self, unit_id: str) -> TextNode | None: ...
+
+    def table_text(self, table_id: str) -> str: ...
+
+    def embed_query(self, query: str) -> list[float]: ...
+
+    async def aembed_query(self, query: str) -> list[float]: ...
+
+    def read_lock(self) -> AbstractContextManager[None]: ...
+
+    def aread_lock(self) -> AbstractAsyncContextManager[None]: ...
+
+
+def query_plan(index: RetrievableIndex) -> QueryPlan:
     """The index's plan, rebuilt when the index or its store changed since the last one."""
     plan = index.__dict__.get("_query_plan")
     if plan is None or plan.fingerprint != _fingerprint(index):
@@ -51,10 +68,10 @@ def query_plan(index: PearlTableIndex) -> QueryPlan:
     return plan
 
 
-def _fingerprint(index: PearlTableIndex) -> tuple[Any, ...]:
+def _fingerprint(index: RetrievableIndex) -> tuple[Any, ...]:
     store = index.vector_index.vector_store
     faiss_state = (store.client.ntotal, store._next_id) if isinstance(store, PearlFaissStore) else None
-    return (getattr(index, "_revision", 0), id(index.join_graph), len(index.tables), faiss_state)
+    return (index.revision, id(index.join_graph), len(index.tables), faiss_state)
 
 
 @contextmanager
@@ -71,14 +88,14 @@ def one_faiss_thread() -> Iterator[None]:
 
 
 class QueryPlan:
-    """Arrays and caches for retrieving from one state of a :class:`~llama_index_pearl.index.PearlTableIndex`.
+    """Arrays and caches for retrieving from one state of a :class:`RetrievableIndex`.
 
     Args:
         index: The index (read, never changed).
         previous: The plan of the index's previous state: texts of tables left unchanged are reused.
     """
 
-    def __init__(self, index: PearlTableIndex, previous: QueryPlan | None = None) -> None:
+    def __init__(self, index: RetrievableIndex, previous: QueryPlan | None = None) -> None:
         self.fingerprint = _fingerprint(index)
         self._index = index
         store = index.vector_index.vector_store

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -51,11 +51,8 @@ from llama_index_pearl.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.query_plan import Hit, QueryPlan, query_plan
+from llama_index_pearl.query_plan import Hit, QueryPlan, RetrievableIndex, query_plan
 from llama_index_pearl.stores import PearlFaissStore
-
-if TYPE_CHECKING:
-    from llama_index_pearl.index import PearlTableIndex
 
 __all__ = ["PearlRetriever"]
 
@@ -91,7 +88,7 @@ class PearlRetriever(BaseRetriever):
 
     def __init__(
         self,
-        index: PearlTableIndex,
+        index: RetrievableIndex,
         similarity_top_k: int = 5,
         fetch_k: int | None = None,
         include_join_hints_in_text: bool = False,

@@ -26,6 +26,7 @@ from llama_index_pearl.table import Table, cell_text
 __all__ = [
     "DEFAULT_MAX_ROWS",
     "MAX_CELL_CHARS",
+    "Serializer",
     "TableView",
     "TokenCounter",
     "approximate_token_count",
@@ -167,3 +168,32 @@ def _rows_within_budget(fixed: list[str], rows: list[list[str]], budget: int, co
                 still_open.append(i)
         open_views = still_open
     return kept
+
+
+@dataclass(frozen=True)
+class Serializer:
+    """Serialization settings shared by every unit of one index.
+
+    Args:
+        max_tokens: Encoder window in tokens (``None``: unlimited).
+        count_tokens: Batch token counter of the embedding model.
+        include_titles: Render table titles.
+        max_rows: Most rows per table view.
+    """
+
+    max_tokens: int | None = None
+    count_tokens: TokenCounter = approximate_token_count
+    include_titles: bool = True
+    max_rows: int = DEFAULT_MAX_ROWS
+
+    def __call__(self, views: Sequence[TableView], prefix: str | None = None) -> str:
+        return serialize_views(
+            views,
+            prefix=prefix,
+            max_tokens=self.max_tokens,
+            count_tokens=self.count_tokens,
+            include_titles=self.include_titles,
+        )
+
+    def view(self, table: Table, columns: list[str] | None = None, rows: list[int] | None = None) -> TableView:
+        return TableView(table, columns=columns, rows=rows, max_rows=self.max_rows)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,9 @@ __all__ = [
     "ID_MAP_FILE",
     "PearlFaissStore",
     "build_vector_index",
+    "embedded",
     "exact_faiss_store",
+    "index_dimension",
     "normalise",
     "store_dimension",
     "unit_vectors",
@@ -173,24 +176,43 @@ def build_vector_index(
     show_progress: bool = False,
 ) -> VectorStoreIndex:
     """Embed units once (normalised) and store them; default store is exact FAISS IP."""
+    with embedded(units, embed_model, show_progress) as nodes:
+        if storage_context is None:
+            storage_context = StorageContext.from_defaults(vector_store=exact_faiss_store(len(nodes[0].embedding)))
+        # store_nodes_override: the docstore keeps every unit even when the store holds text
+        # (Qdrant), so persist/load and incremental deletes work the same with every store
+        return VectorStoreIndex(
+            nodes=nodes,
+            storage_context=storage_context,
+            embed_model=embed_model,
+            show_progress=False,
+            store_nodes_override=True,
+        )
+
+
+@contextmanager
+def embedded(
+    units: Sequence[TextNode], embed_model: BaseEmbedding, show_progress: bool = False
+) -> Iterator[list[TextNode]]:
+    """The units carrying their normalised vectors for the block (builds and inserts store them there).
+
+    The vectors are dropped afterwards, also when the block raises: they live in the
+    vector store, and units stay light in the docstore and in memory.
+    """
     texts = [u.get_content(metadata_mode="embed") for u in units]
     vectors = normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
     for unit, vector in zip(units, vectors):
         unit.embedding = vector
-    if storage_context is None:
-        storage_context = StorageContext.from_defaults(vector_store=exact_faiss_store(len(vectors[0])))
-    # store_nodes_override: the docstore keeps every unit even when the store holds text
-    # (Qdrant), so persist/load and incremental deletes work the same with every store
-    index = VectorStoreIndex(
-        nodes=list(units),
-        storage_context=storage_context,
-        embed_model=embed_model,
-        show_progress=False,
-        store_nodes_override=True,
-    )
-    for unit in units:
-        unit.embedding = None  # vectors live in the store; units stay light
-    return index
+    try:
+        yield list(units)
+    finally:
+        for unit in units:
+            unit.embedding = None
+
+
+def index_dimension(vector_index: VectorStoreIndex, embed_model: BaseEmbedding) -> int:
+    """The vectors' dimension: the store's own when it says, else that of a probe embedding."""
+    return store_dimension(vector_index.vector_store) or len(embed_model.get_query_embedding("dimension probe"))
 
 
 def normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:

@@ -17,21 +17,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.serialization import (
-    DEFAULT_MAX_ROWS,
-    TableView,
-    TokenCounter,
-    approximate_token_count,
-    serialize_views,
-)
+from llama_index_pearl.serialization import Serializer, TableView
 from llama_index_pearl.table import Table
 
-__all__ = ["Serializer", "UnitKind", "make_unit", "original_unit", "unit_id"]
+__all__ = ["UnitKind", "make_unit", "original_unit", "unit_id"]
 
 _UNIT_NAMESPACE = uuid.UUID("6f1d8a52-4c3e-4b8e-9f0e-2d7c1a9b5e10")
 
@@ -42,35 +35,6 @@ class UnitKind(str, Enum):
     EXPLICIT = "explicit"
     SINGLE_HOP = "single_hop"
     RANDOM_VIEW = "random_view"
-
-
-@dataclass(frozen=True)
-class Serializer:
-    """Serialization settings shared by every unit of one index.
-
-    Args:
-        max_tokens: Encoder window in tokens (``None``: unlimited).
-        count_tokens: Batch token counter of the embedding model.
-        include_titles: Render table titles.
-        max_rows: Most rows per table view.
-    """
-
-    max_tokens: int | None = None
-    count_tokens: TokenCounter = approximate_token_count
-    include_titles: bool = True
-    max_rows: int = DEFAULT_MAX_ROWS
-
-    def __call__(self, views: Sequence[TableView], prefix: str | None = None) -> str:
-        return serialize_views(
-            views,
-            prefix=prefix,
-            max_tokens=self.max_tokens,
-            count_tokens=self.count_tokens,
-            include_titles=self.include_titles,
-        )
-
-    def view(self, table: Table, columns: list[str] | None = None, rows: list[int] | None = None) -> TableView:
-        return TableView(table, columns=columns, rows=rows, max_rows=self.max_rows)
 
 
 def unit_id(kind: UnitKind | str, table_ids: Sequence[str], key: str = "") -> str:

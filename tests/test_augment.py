@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import Table
-from llama_index_pearl.augment import AugmentOptions, path_units, random_view_units
+from llama_index_pearl.augment import path_units, random_view_units
 from llama_index_pearl.generation import GeneratedQuery, GenerationResult
 from llama_index_pearl.joins import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.units import Serializer
+from llama_index_pearl.serialization import Serializer
 
 
 @pytest.fixture
@@ -75,8 +75,3 @@ def test_random_views_match_the_requested_count_and_carry_no_question(tables):
     assert len(units) == 5
     assert all(u.metadata["question"] is None and u.metadata["kind"] == "random_view" for u in units)
     assert len({u.node_id for u in units}) == 5
-
-
-def test_contradictory_ablations_are_refused():
-    with pytest.raises(ValueError, match="explicit_only and implicit_only"):
-        AugmentOptions(explicit_only=True, implicit_only=True)

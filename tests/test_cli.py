@@ -166,7 +166,7 @@ def test_index_with_an_llm_base_builds_through_the_server(bench, tmp_path, capsy
         calls = server.request_count
     assert calls >= 1
     assert f"{calls} LLM calls" in capsys.readouterr().out
-    assert json.loads((tmp_path / "idx" / "pearl.json").read_text())["config"]["generator"] != "none"
+    assert json.loads((tmp_path / "idx" / "pearl.json").read_text())["generator"]["type"] == "llm"
 
 
 def test_index_and_eval_accept_the_same_build_options():

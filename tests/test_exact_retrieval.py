@@ -11,8 +11,8 @@ import pytest
 from embeddings import WORDS, DyadicEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.index import build_vector_index
 from llama_index_pearl.pooling import UnitHit, max_pool
+from llama_index_pearl.stores import build_vector_index
 from llama_index_pearl.units import UnitKind, make_unit, original_unit
 
 

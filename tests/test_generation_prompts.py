@@ -65,7 +65,7 @@ def test_long_cells_are_clipped():
 
 def test_three_wide_tables_stay_under_a_thousand_prompt_tokens():
     estimate = estimate_prompt_tokens([request(JoinKind.EXPLICIT, 3), request(JoinKind.IMPLICIT, 2)])
-    assert estimate["paths"] == 2
+    assert estimate["requests"] == 2
     assert estimate["max_prompt_tokens"] <= 1000
 
 
@@ -85,4 +85,4 @@ def test_prompt_version_is_part_of_the_cache_key():
 
 def test_estimate_uses_the_given_token_counter():
     estimate = estimate_prompt_tokens([request(JoinKind.EXPLICIT, 2)], count_tokens=lambda texts: [7 for _ in texts])
-    assert estimate == {"paths": 1, "prompt_tokens": 7, "per_path_avg": 7.0, "max_prompt_tokens": 7}
+    assert estimate == {"requests": 1, "prompt_tokens": 7, "per_path_avg": 7.0, "max_prompt_tokens": 7}

@@ -48,7 +48,7 @@ async def test_all_paths_are_generated_and_tokens_summed_in_the_report():
     with FakeOpenAIServer() as server:
         run = await agenerate_all(generator_for(server), requests(5))
     assert [r.request_id for r in run.results] == [r.request_id for r in requests(5)]
-    assert run.report.paths == 5 and run.report.generated == 5 and run.report.skipped == []
+    assert run.report.requests == 5 and run.report.generated == 5 and run.report.skipped == []
     assert run.report.prompt_tokens == sum(r.prompt_tokens for r in run.results) > 0
     assert run.report.completion_tokens > 0 and run.report.seconds > 0
 
@@ -144,10 +144,10 @@ async def test_generate_all_works_inside_a_running_event_loop():
 def test_report_serialises_to_json():
     run = generate_all(HeuristicQueryGenerator(), requests(1))
     data = json.loads(json.dumps(run.report.to_dict()))
-    assert data["paths"] == 1 and data["skipped"] == []
+    assert data["requests"] == 1 and data["skipped"] == []
 
 
 def test_dry_run_counts_prompt_tokens_without_calling_anything():
     estimate = estimate_prompt_tokens(requests(3))
-    assert estimate["paths"] == 3 and 0 < estimate["per_path_avg"] < 1000
+    assert estimate["requests"] == 3 and 0 < estimate["per_path_avg"] < 1000
     assert estimate["prompt_tokens"] == round(estimate["per_path_avg"] * 3)

@@ -9,7 +9,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from llama_index_pearl import PearlRetriever, PearlTableIndex
-from llama_index_pearl.index import build_vector_index
+from llama_index_pearl.stores import build_vector_index
 from llama_index_pearl.units import UnitKind, make_unit, original_unit
 
 

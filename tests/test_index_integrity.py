@@ -61,7 +61,7 @@ def test_the_manifest_records_the_encoder_class_and_model_name(built):
     _, folder = built
     manifest = json.loads((folder / "pearl.json").read_text())
     assert manifest["encoder"] == {"class": "HashingEmbedding", "model_name": "unknown"}
-    assert manifest["format_version"] == 4
+    assert manifest["format_version"] == 5
 
 
 def test_a_version_2_folder_still_loads(built):

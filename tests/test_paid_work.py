@@ -111,7 +111,7 @@ def test_every_llm_request_failing_raises_naming_the_count_and_reason(chain_tabl
         )
     message = str(caught.value)
     assert "failed for" in message and "max_failed_share=1" in message and "500" in message
-    assert caught.value.report.paths == len(caught.value.report.skipped) >= 1
+    assert caught.value.report.requests == len(caught.value.report.skipped) >= 1
 
 
 def test_a_lower_failure_share_raises_on_partial_failure_and_the_cache_keeps_the_rest(tmp_path):

@@ -39,7 +39,7 @@ def test_heuristic_build_adds_path_units_without_any_llm(chain_tables, hashing_e
     assert kinds["original"] == 3
     assert kinds.get("explicit", 0) + kinds.get("implicit", 0) > 0
     assert index.join_paths and index.join_graph.number_of_edges() > 0
-    assert index.config.generator.startswith("heuristic")
+    assert index.generator_name.startswith("heuristic")
 
 
 def test_llm_build_over_http_indexes_generated_questions(chain_tables, hashing_embedding, tmp_path):

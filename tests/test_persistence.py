@@ -7,7 +7,7 @@ import json
 import pytest
 from embeddings import HashingEmbedding
 
-from llama_index_pearl import PearlTableIndex
+from llama_index_pearl import HeuristicQueryGenerator, PearlTableIndex
 from llama_index_pearl.integrity import file_digests
 
 
@@ -130,3 +130,16 @@ def test_a_format_3_folder_still_loads(built, hashing_embedding):
     (folder / "pearl.json").write_text(json.dumps(manifest))
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
     assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
+
+
+def test_a_format_4_folder_restores_its_generator_from_the_recorded_name(music_tables, hashing_embedding, tmp_path):
+    index = PearlTableIndex.from_tables(
+        music_tables, embed_model=hashing_embedding, generator=HeuristicQueryGenerator(seed=3)
+    )
+    index.persist(tmp_path / "idx")
+    manifest = json.loads((tmp_path / "idx" / "pearl.json").read_text())
+    manifest["format_version"] = 4
+    manifest["config"]["generator"] = manifest.pop("generator")["model_name"]
+    (tmp_path / "idx" / "pearl.json").write_text(json.dumps(manifest))
+    loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
+    assert isinstance(loaded.generator, HeuristicQueryGenerator) and loaded.generator.seed == 3

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from llama_index_pearl.cli.options import build_kwargs, embed_model_from_args, estimate_kwargs
+from llama_index_pearl.cli.options import build_arguments, config_from_args, embed_model_from_args
 from llama_index_pearl.cli.output import (
     format_build_summary,
     format_estimate,
@@ -40,7 +40,7 @@ def write_json(path: str, data: Any) -> None:
 
 def _summary(index: PearlTableIndex) -> str:
     hops = Counter(len(path.tables) for path in index.join_paths)
-    return format_build_summary(index.report, index.join_graph, index.config.generator, hops)
+    return format_build_summary(index.report, index.join_graph, index.generator_name, hops)
 
 
 def _ranked(index: PearlTableIndex, question: str, k: int, **retriever: Any) -> tuple[list[Any], str]:
@@ -73,16 +73,16 @@ def _check_out(out: str) -> Path:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    kwargs = build_kwargs(args)
+    built = build_arguments(args)
     if args.estimate:
-        estimate = PearlTableIndex.estimate_cost(args.tables, **estimate_kwargs(kwargs))
-        generator = kwargs["generator"].model_name if "generator" in kwargs else "the heuristic generator (free)"
+        estimate = PearlTableIndex.estimate_cost(args.tables, **vars(built))
+        generator = built.generator.model_name if built.generator else "the heuristic generator (free)"
         print(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
         return 0
     if args.out is None:
         raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
     out = _check_out(args.out)
-    index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **kwargs)
+    index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
     index.persist(out)
     if args.json:
         print(json.dumps({"out": str(out), **index.report.to_dict()}, indent=2))
@@ -131,8 +131,16 @@ def cmd_joins(args: argparse.Namespace) -> int:
     else:
         started = time.perf_counter()
         tables = load_tables(args.tables)
-        policy = args.cross_source_joins if args.provenance else "always"
-        discovery = discover_join_paths(tables, embed_model, cross_source_joins=policy)
+        config = config_from_args(args)
+        policy = config.cross_source_joins
+        discovery = discover_join_paths(
+            tables,
+            embed_model,
+            budget=config.budget,
+            lambda_div=config.lambda_div,
+            use_declared=config.use_declared_joins,
+            cross_source_joins=policy,
+        )
         print(format_join_edges(discovery.graph))
         result = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
         gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from llama_index_pearl.build import serializer_for
 from llama_index_pearl.cli.commands import write_json
-from llama_index_pearl.cli.options import ABLATIONS, build_kwargs
+from llama_index_pearl.cli.options import BuildArguments, build_arguments
+from llama_index_pearl.config import option_fields
 from llama_index_pearl.evaluation import (
     evaluate_rankings,
     evaluate_slot_rankings,
@@ -21,6 +24,7 @@ from llama_index_pearl.evaluation import (
     unit_vectors,
 )
 from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.models import resolve_embed_model
 
 __all__ = ["METHODS", "cmd_eval", "parse_ks"]
 
@@ -41,26 +45,27 @@ def parse_ks(text: str) -> list[int]:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     ks = parse_ks(args.ks)
-    bench = load_benchmark(args.bench_dir, titles=args.titles, provenance=args.provenance)
-    started = time.perf_counter()
-    build = build_kwargs(args, provenance_in_tables=True)
-    if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
-        build = {key: build[key] for key in ("embed_model", "include_titles", "max_rows")}
-    index = PearlTableIndex.from_tables(
-        bench.tables, show_progress=args.verbose, augment=args.method == "pearl", **build
-    )
-    index_seconds = time.perf_counter() - started
+    built = build_arguments(args, provenance_in_tables=True)
+    bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
     questions = [q.question for q in bench.queries]
     top = max(ks)
-    if args.method == "bm25":
+    started = time.perf_counter()
+    if args.method == "bm25":  # no vectors: the tables, serialized as the index would
         from llama_index_pearl.baselines import BM25TableRanker
 
-        ranker = BM25TableRanker(list(index.tables.values()), index.serializer)
+        ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))
+        index_seconds = time.perf_counter() - started
         rankings, latency = time_queries(lambda q: ranker.rank(q, top), questions)
         batch_ms = None
-        n_units = len(index.tables)
-        slot_metrics = {}
+        n_units = len(bench.tables)
+        slot_metrics: dict[str, Any] = {}
+        report = None
     else:
+        if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
+            built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
+        index = PearlTableIndex.from_tables(bench.tables, show_progress=args.verbose, **vars(built))
+        index_seconds = time.perf_counter() - started
+        report = index.report
         retriever = index.as_retriever(similarity_top_k=top, lexical_weight=args.lexical_weight)
 
         def ranked_ids(question: str) -> list[str]:
@@ -76,7 +81,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     result = {
         "bench": bench.name,
         "method": args.method,
-        "titles": args.titles,
+        "titles": built.config.include_titles,
         "provenance": args.provenance,
         "lexical_weight": args.lexical_weight if args.method != "bm25" else None,
         "n_tables": len(bench.tables),
@@ -85,11 +90,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "query_latency_ms": latency,
         "batch_ms_per_query": None if batch_ms is None else round(batch_ms, 2),
         "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
-        "units_by_kind": index.report.units_by_kind,
-        "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
+        "units_by_kind": report.units_by_kind if report is not None else {},
+        "build_seconds": {k: round(v, 2) for k, v in report.seconds.items()} if report is not None else {},
     }
     if args.method == "pearl":
-        result.update(_llm_report(index, args))
+        result.update(_llm_report(index))
         if any(q.sql for q in bench.queries):
             from llama_index_pearl.hint_evaluation import evaluate_join_hints
 
@@ -113,12 +118,13 @@ def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def _llm_report(index: PearlTableIndex, args: argparse.Namespace) -> dict[str, Any]:
+def _llm_report(index: PearlTableIndex) -> dict[str, Any]:
     generation = index.report.generation
+    views = [f for f in option_fields() if f.metadata["group"] == "views" and f.type == "bool"]
     return {
-        "ablations": [flag for flag in ABLATIONS if getattr(args, flag)],
+        "ablations": [f.name for f in views if getattr(index.config, f.name) != f.default],
         "llm": {
-            "model": index.config.generator,
+            "model": index.generator_name,
             "paths": index.report.n_paths,
             "prompt_tokens": generation.get("prompt_tokens", 0),
             "completion_tokens": generation.get("completion_tokens", 0),

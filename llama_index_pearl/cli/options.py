@@ -1,8 +1,9 @@
 """Options shared by ``pearl`` subcommands: one set of build options for ``index`` and ``eval``.
 
-Each flag maps onto a keyword of :meth:`PearlTableIndex.from_tables`; :func:`build_kwargs`
-turns parsed arguments into those keywords, so the command line builds exactly what
-the library builds.
+The build flags are derived from :class:`~llama_index_pearl.config.PearlConfig`'s
+fields (name, type, default, help and range come from the field), and
+:func:`build_arguments` turns parsed arguments back into a config, so the command
+line builds exactly what the library builds and declares no option of its own.
 """
 
 from __future__ import annotations
@@ -12,24 +13,30 @@ import logging
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
+from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
 
 __all__ = [
-    "ABLATIONS",
+    "BuildArguments",
     "add_build_options",
+    "add_config_options",
     "add_discovery_options",
     "add_output_options",
-    "build_kwargs",
+    "add_provenance_option",
+    "build_arguments",
+    "config_from_args",
     "configure_output",
     "embed_model_from_args",
     "int_at_least",
     "positive_int",
 ]
 
-ABLATIONS = ("explicit_only", "implicit_only", "no_originals", "random_view", "random_query", "single_hop")
+# a mapping of CSV reading options: set in Python (PearlConfig(csv_options=...)), not on the command line
+NOT_ON_COMMAND_LINE = frozenset({"csv_options"})
+GROUP_TITLES = {"views": "views (the ablations of paper section 4.3)"}
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -96,50 +103,82 @@ def configure_output(verbose: bool, quiet: bool) -> None:
         pass
 
 
-def add_discovery_options(parser: argparse.ArgumentParser) -> None:
-    """Provenance and cross-source join policy (join discovery)."""
+def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] = GROUPS) -> None:
+    """One flag per :class:`PearlConfig` field of ``groups``, derived from the field.
+
+    ``bool`` fields default ``False`` become ``--name``, those default ``True`` become
+    ``--no-name`` (or the field's ``flag``); numbers take their ``min``; strings their ``choices``.
+    """
+    sections = {g: parser.add_argument_group(GROUP_TITLES.get(g, g)) for g in groups}
+    for option in option_fields():
+        group = option.metadata["group"]
+        if group not in sections or option.name in NOT_ON_COMMAND_LINE:
+            continue
+        flag = option.metadata.get("flag", f"--{'no-' if option.default is True else ''}{option.name}")
+        flag = flag.replace("_", "-")
+        meta = option.metadata
+        kwargs: dict[str, Any] = {"dest": option.name, "help": meta["help"], "default": option.default}
+        kind = str(option.type)
+        if kind == "bool":
+            kwargs["action"] = "store_false" if option.default else "store_true"
+            kwargs["help"] = f"turn off: {meta['help']}" if option.default else meta["help"]
+        elif kind.startswith("int"):
+            kwargs["type"] = int_at_least(meta.get("min", -(2**31)))
+        elif kind.startswith("float"):
+            kwargs["type"] = float
+        elif "choices" in meta:
+            kwargs["choices"] = meta["choices"]
+        sections[group].add_argument(flag, **kwargs)
+
+
+def add_provenance_option(parser: argparse.ArgumentParser) -> None:
+    """``--no-provenance``: how benchmarks and folders are pooled, not a build setting."""
     parser.add_argument(
         "--no-provenance",
         dest="provenance",
         action="store_false",
         help="ignore where tables come from (sub-folder, database, benchmark db): one pool, as in the PEARL paper",
     )
-    parser.add_argument(
-        "--cross-source-joins",
-        choices=CROSS_SOURCE_POLICIES,
-        default="evidence",
-        help="joins between tables of different sources (default: only on value evidence)",
-    )
+
+
+def add_discovery_options(parser: argparse.ArgumentParser) -> None:
+    """Provenance and the discovery fields of the config (``pearl joins``)."""
+    add_provenance_option(parser)
+    add_config_options(parser, groups=("discovery",))
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
     """Every build option of ``PearlTableIndex.from_tables`` (``pearl index`` and ``pearl eval``)."""
-    llm = parser.add_argument_group("query generation")
+    llm = parser.add_argument_group("LLM query generation")
     llm.add_argument("--llm-base", help="OpenAI-compatible API base URL (default: the free heuristic generator)")
     llm.add_argument("--llm-model", default="local", help="model name at --llm-base")
     llm.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per LLM call")
-    llm.add_argument("--concurrency", type=positive_int, default=4, help="LLM requests in flight")
-    llm.add_argument("--cache-dir", help="generation cache folder (LLM default: ~/.cache/llama-index-pearl)")
     llm.add_argument(
         "--no-fallback",
         dest="fallback",
         action="store_false",
         help="with --llm-base: paths beyond the budget get no units (paper) instead of heuristic questions",
     )
-    llm.add_argument(
-        "--budget", type=int_at_least(0), help="paths per pool (default: every path; tables/2 with an LLM)"
-    )
-    build = parser.add_argument_group("index")
-    build.add_argument(
+    parser.add_argument(
         "--embed-model", help="sentence-transformers model name or local folder (default: bundled all-MiniLM-L6-v2)"
     )
-    build.add_argument("--titles", dest="titles", action="store_true", default=True, help="render titles (default)")
-    build.add_argument("--no-titles", dest="titles", action="store_false", help="do not render table titles")
-    build.add_argument("--max-rows", type=positive_int, default=10, help="rows per table view (default 10)")
-    add_discovery_options(build)
-    ablations = parser.add_argument_group("ablations (paper section 4.3)")
-    for flag in ABLATIONS:
-        ablations.add_argument(f"--{flag.replace('_', '-')}", dest=flag, action="store_true")
+    add_provenance_option(parser)
+    add_config_options(parser)
+
+
+def config_from_args(args: argparse.Namespace, *, provenance_in_tables: bool = False) -> PearlConfig:
+    """The :class:`PearlConfig` of the parsed flags.
+
+    Args:
+        args: Parsed arguments of a parser given :func:`add_config_options`.
+        provenance_in_tables: The caller already dropped the tables' sources for
+            ``--no-provenance`` (benchmarks); otherwise provenance is ignored through
+            ``cross_source_joins="always"``.
+    """
+    values = {f.name: getattr(args, f.name) for f in option_fields() if hasattr(args, f.name)}
+    if not getattr(args, "provenance", True) and not provenance_in_tables:
+        values["cross_source_joins"] = "always"
+    return PearlConfig(**values)
 
 
 def embed_model_from_args(args: argparse.Namespace) -> Any:
@@ -170,38 +209,29 @@ def _llm_from_args(args: argparse.Namespace) -> Any:
     )
 
 
-def build_kwargs(args: argparse.Namespace, *, provenance_in_tables: bool = False) -> dict[str, Any]:
-    """Keyword arguments of ``PearlTableIndex.from_tables`` for the parsed build options.
+@dataclass
+class BuildArguments:
+    """What ``PearlTableIndex.from_tables`` is given for the parsed flags (``vars()`` of it are its keywords)."""
+
+    config: PearlConfig
+    embed_model: Any = None
+    llm: Any = None
+    generator: Any = None
+
+
+def build_arguments(args: argparse.Namespace, *, provenance_in_tables: bool = False) -> BuildArguments:
+    """The config, encoder, LLM and generator of the parsed build options.
 
     Args:
         args: Parsed arguments of a parser given :func:`add_build_options`.
-        provenance_in_tables: The caller already dropped the tables' sources for
-            ``--no-provenance`` (benchmarks); otherwise provenance is ignored through
-            ``cross_source_joins="always"``.
+        provenance_in_tables: As in :func:`config_from_args`.
     """
-    kwargs: dict[str, Any] = {flag: getattr(args, flag) for flag in ABLATIONS}
-    cross_source = args.cross_source_joins
-    if not args.provenance and not provenance_in_tables:
-        cross_source = "always"
-    kwargs.update(
-        embed_model=embed_model_from_args(args),
-        llm=_llm_from_args(args),
-        concurrency=args.concurrency,
-        cache_dir=args.cache_dir,
-        budget=args.budget,
-        cross_source_joins=cross_source,
-        include_titles=args.titles,
-        max_rows=args.max_rows,
-    )
-    if kwargs["llm"] is not None:
+    built = BuildArguments(config_from_args(args, provenance_in_tables=provenance_in_tables))
+    built.embed_model = embed_model_from_args(args)
+    built.llm = _llm_from_args(args)
+    if built.llm is not None:
         from llama_index_pearl.generation import LLMQueryGenerator
 
         fallback = "heuristic" if args.fallback else None
-        kwargs["generator"] = LLMQueryGenerator(kwargs["llm"], timeout=args.llm_timeout, fallback=fallback)
-    return kwargs
-
-
-def estimate_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The subset of :func:`build_kwargs` that ``PearlTableIndex.estimate_cost`` takes."""
-    dropped = {"concurrency", "include_titles", "max_rows", "no_originals"}
-    return {k: v for k, v in kwargs.items() if k not in dropped}
+        built.generator = LLMQueryGenerator(built.llm, timeout=args.llm_timeout, fallback=fallback)
+    return built

@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 from llama_index.core.schema import NodeWithScore
 
-from llama_index_pearl.config import BuildReport
+from llama_index_pearl.build import BuildReport
 from llama_index_pearl.join_hints import JoinHint
 
 __all__ = ["format_build_summary", "format_estimate", "format_join_edges", "format_ranked", "graph_counts"]

@@ -8,22 +8,21 @@ LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
 with bounded concurrency, a crash-safe cache and a token report.
 """
 
-from llama_index_pearl.generation.base import (
+from llama_index_pearl.generation.base import QueryGenerator, generator_from_spec, register_generator, run_sync
+from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache, cache_for
+from llama_index_pearl.generation.heuristic import HEURISTIC_VERSION, HeuristicQueryGenerator, humanize
+from llama_index_pearl.generation.llm import LLMQueryGenerator, supports_json_mode
+from llama_index_pearl.generation.parsing import ParseRejection, extract_json, parse_answer, validate_columns
+from llama_index_pearl.generation.prompts import PROMPT_VERSION, PromptMessages, build_messages
+from llama_index_pearl.generation.requests import (
     DEFAULT_SINGLE_QUESTIONS,
     MAX_QUESTION_CHARS,
     GeneratedQuery,
     GenerationRequest,
     GenerationResult,
     PathRequest,
-    QueryGenerator,
     SingleTableRequest,
-    run_sync,
 )
-from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache
-from llama_index_pearl.generation.heuristic import HEURISTIC_VERSION, HeuristicQueryGenerator, humanize
-from llama_index_pearl.generation.llm import LLMQueryGenerator, supports_json_mode
-from llama_index_pearl.generation.parsing import ParseRejection, extract_json, parse_answer, validate_columns
-from llama_index_pearl.generation.prompts import PROMPT_VERSION, PromptMessages, build_messages
 from llama_index_pearl.generation.rows import reorder_rows_for_path, shown_rows
 from llama_index_pearl.generation.runner import (
     GenerationFailed,
@@ -56,11 +55,14 @@ __all__ = [
     "SingleTableRequest",
     "agenerate_all",
     "build_messages",
+    "cache_for",
     "estimate_prompt_tokens",
     "extract_json",
     "generate_all",
+    "generator_from_spec",
     "humanize",
     "parse_answer",
+    "register_generator",
     "reorder_rows_for_path",
     "run_sync",
     "shown_rows",

@@ -6,6 +6,12 @@ the minimal columns of each table needed to answer it. The single-hop variant
 :class:`QueryGenerator`, whose implementations are the LLM-backed
 :class:`~llama_index_pearl.generation.llm.LLMQueryGenerator` and the LLM-free
 :class:`~llama_index_pearl.generation.heuristic.HeuristicQueryGenerator`.
+
+A generator owns its rules: what a path costs, how many questions a table gets,
+whether its answers are cached by default, its cache key, its prompt, its time
+limit per request, and how it is written down (:meth:`QueryGenerator.to_spec`)
+and rebuilt (:func:`generator_from_spec`, through :func:`register_generator`).
+The build, the runner and persistence call these methods and never inspect the class.
 """
 
 from __future__ import annotations
@@ -16,191 +22,25 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import Any, ClassVar, TypeVar
 
+from llama_index.core.llms import LLM
+
+from llama_index_pearl.generation.prompts import PromptMessages, build_messages
+from llama_index_pearl.generation.requests import DEFAULT_SINGLE_QUESTIONS, GenerationRequest, GenerationResult
 from llama_index_pearl.generation.rows import shown_rows
-from llama_index_pearl.joins.paths import JoinPath
-from llama_index_pearl.table import Table
 
 __all__ = [
-    "DEFAULT_SINGLE_QUESTIONS",
-    "MAX_QUESTION_CHARS",
-    "GeneratedQuery",
-    "GenerationRequest",
-    "GenerationResult",
-    "PathRequest",
     "QueryGenerator",
-    "SingleTableRequest",
+    "generator_from_spec",
+    "register_generator",
     "run_sync",
 ]
 
-DEFAULT_SINGLE_QUESTIONS = 5
-# A question is a sentence or two; a model stuck in a loop can send hundreds of kilobytes,
-# which would be embedded, stored and shown in join hints as is.
-MAX_QUESTION_CHARS = 1000
-
 T = TypeVar("T")
+QG = TypeVar("QG", bound="QueryGenerator")
 
-
-@dataclass(frozen=True)
-class PathRequest:
-    """Ask for one question over a join path.
-
-    Args:
-        path: The join path (2 or 3 tables).
-        tables: The path's tables by id; extra tables are ignored.
-
-    Raises:
-        ValueError: a table of the path is missing from ``tables``.
-    """
-
-    path: JoinPath
-    tables: Mapping[str, Table]
-
-    def __post_init__(self) -> None:
-        missing = [t for t in self.path.tables if t not in self.tables]
-        if missing:
-            raise ValueError(f"Path {self.path.path_id} {self.path.tables}: no Table given for {missing}")
-
-    @property
-    def request_id(self) -> str:
-        return self.path.path_id
-
-    @property
-    def table_list(self) -> list[Table]:
-        """The path's tables, in path order."""
-        return [self.tables[t] for t in self.path.tables]
-
-    @property
-    def expected_questions(self) -> int:
-        return 1
-
-    @property
-    def fallback_columns(self) -> dict[str, list[str]]:
-        """Columns a table gets when the final answer names none for it: its join columns."""
-        return {t: self.path.join_columns(t) for t in self.path.tables}
-
-    def describe(self) -> str:
-        return f"path {self.path.path_id} ({' -> '.join(self.path.tables)})"
-
-
-@dataclass(frozen=True)
-class SingleTableRequest:
-    """Ask for ``n_questions`` questions of different granularity over one table.
-
-    Args:
-        table: The table.
-        n_questions: How many questions to ask for (the paper uses 5).
-    """
-
-    table: Table
-    n_questions: int = DEFAULT_SINGLE_QUESTIONS
-
-    def __post_init__(self) -> None:
-        if self.n_questions < 1:
-            raise ValueError(f"n_questions must be >= 1, got {self.n_questions}")
-
-    @property
-    def request_id(self) -> str:
-        return f"single:{self.table.id}:{self.n_questions}"
-
-    @property
-    def table_list(self) -> list[Table]:
-        return [self.table]
-
-    @property
-    def expected_questions(self) -> int:
-        return self.n_questions
-
-    @property
-    def fallback_columns(self) -> dict[str, list[str]]:
-        """None: a single-table question without columns has nothing to fall back on."""
-        return {}
-
-    def describe(self) -> str:
-        return f"table {self.table.id} (single-hop, {self.n_questions} questions)"
-
-
-GenerationRequest = Union[PathRequest, SingleTableRequest]
-
-
-@dataclass
-class GeneratedQuery:
-    """One generated question and the columns (per table id) needed to answer it.
-
-    A question longer than :data:`MAX_QUESTION_CHARS` is cut at the last word boundary before it.
-    """
-
-    question: str
-    columns: dict[str, list[str]]
-
-    def __post_init__(self) -> None:
-        if len(self.question) > MAX_QUESTION_CHARS:
-            cut = self.question[:MAX_QUESTION_CHARS]
-            self.question = cut.rsplit(" ", 1)[0] if " " in cut else cut
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "columns": {k: list(v) for k, v in self.columns.items()}}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> GeneratedQuery:
-        question = data["question"]
-        if not isinstance(question, str):
-            raise TypeError(f"question must be a string, got {type(question).__name__}")
-        return cls(question, {str(k): [str(c) for c in v] for k, v in data["columns"].items()})
-
-
-@dataclass
-class GenerationResult:
-    """What one request produced.
-
-    Args:
-        request_id: ``path_id`` for a path, ``single:<table>:<n>`` for a table.
-        queries: Accepted questions; empty when skipped.
-        prompt_tokens: Prompt tokens over all attempts (as reported, else estimated).
-        completion_tokens: Completion tokens over all attempts.
-        tokens_estimated: Some count was estimated (~4 characters a token).
-        attempts: LLM calls made (HTTP errors and timeouts included).
-        skipped_reason: Why the request was given up; ``None`` when accepted.
-        cached: Served from the generation cache, no call made in this run.
-    """
-
-    request_id: str
-    queries: list[GeneratedQuery] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tokens_estimated: bool = False
-    attempts: int = 0
-    skipped_reason: str | None = None
-    cached: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.skipped_reason is None and bool(self.queries)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "request_id": self.request_id,
-            "queries": [q.to_dict() for q in self.queries],
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "tokens_estimated": self.tokens_estimated,
-            "attempts": self.attempts,
-            "skipped_reason": self.skipped_reason,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> GenerationResult:
-        return cls(
-            request_id=str(data["request_id"]),
-            queries=[GeneratedQuery.from_dict(q) for q in data.get("queries", [])],
-            prompt_tokens=int(data.get("prompt_tokens", 0)),
-            completion_tokens=int(data.get("completion_tokens", 0)),
-            tokens_estimated=bool(data.get("tokens_estimated", False)),
-            attempts=int(data.get("attempts", 0)),
-            skipped_reason=data.get("skipped_reason"),
-        )
+_REGISTRY: dict[str, type[QueryGenerator]] = {}
 
 
 class QueryGenerator(ABC):
@@ -216,6 +56,10 @@ class QueryGenerator(ABC):
         cost_per_path: What one path request costs (LLM calls); ``0`` means free,
             and a free generator gets every candidate path by default
             (:func:`~llama_index_pearl.joins.selection.resolve_budget`).
+        questions_per_table: Questions asked per single-hop table when the build's
+            ``single_hop_questions`` is not set (the paper asks an LLM for 5).
+        caches_by_default: Its answers go to the generation cache even when the
+            build names no ``cache_dir`` (they cost money or minutes).
         fallback: A free generator for the candidate paths beyond this one's budget
             and for the paths it had to skip, so that a paid budget caps spending,
             not coverage; ``None``: those paths get no units.
@@ -223,14 +67,19 @@ class QueryGenerator(ABC):
             share of the requests sent to this generator fail (``1.0``: only when all
             of them do); ``None`` never raises. Free generators default to ``None``.
             See :func:`~llama_index_pearl.generation.runner.agenerate_all`.
+        spec_type: The name it is registered under (:func:`register_generator`);
+            ``None``: not registered, so a loaded index cannot rebuild it.
     """
 
     model_name: str = "unknown"
     prompt_version: str = "0"
     max_rows: int = 10
     cost_per_path: float = 1.0
+    questions_per_table: int = DEFAULT_SINGLE_QUESTIONS
+    caches_by_default: bool = True
     fallback: QueryGenerator | None = None
     max_failed_share: float | None = None
+    spec_type: ClassVar[str | None] = None
 
     @abstractmethod
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
@@ -247,14 +96,78 @@ class QueryGenerator(ABC):
         """Synchronous :meth:`agenerate`; works inside a running event loop too."""
         return run_sync(lambda: self.agenerate(request))
 
-    def cache_key(self, request: GenerationRequest) -> str:
-        """Key of this request's answer: structure, shown content, prompt version, model."""
+    def build_prompt(self, request: GenerationRequest) -> PromptMessages:
+        """The prompt an LLM would be sent for ``request`` (cost estimates count its tokens)."""
+        return build_messages(request, max_rows=self.max_rows)
+
+    def time_limit(self) -> float | None:
+        """Seconds one request may take in all (its attempts and waits) before the runner gives up on it."""
+        return None
+
+    def cache_key_parts(self, request: GenerationRequest) -> list[Any]:
+        """What the answer to ``request`` depends on: structure, shown content, prompt version, model."""
         shown = shown_rows(request, self.max_rows)
         content = [[t.id, t.columns, t.text_rows(shown[t.id])] for t in request.table_list]
-        payload = json.dumps(
-            [request.request_id, content, self.prompt_version, self.model_name], ensure_ascii=False, default=str
-        )
+        return [request.request_id, content, self.prompt_version, self.model_name]
+
+    def cache_key(self, request: GenerationRequest) -> str:
+        """The cache key of ``request``: a digest of :meth:`cache_key_parts`."""
+        payload = json.dumps(self.cache_key_parts(request), ensure_ascii=False, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
+
+    def spec_params(self) -> dict[str, Any]:
+        """The JSON-able constructor arguments that rebuild this generator (``cls(**params)``)."""
+        return {}
+
+    def to_spec(self) -> dict[str, Any]:
+        """What ``persist`` writes: ``{"type", "model_name", "params"}``; see :func:`generator_from_spec`."""
+        return {"type": self.spec_type, "model_name": self.model_name, "params": self.spec_params()}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], llm: LLM | None) -> QueryGenerator:
+        """Rebuild from :meth:`spec_params` (``llm``: the LLM given to ``load``, for generators that need one)."""
+        return cls(**params)
+
+
+def register_generator(name: str) -> Callable[[type[QG]], type[QG]]:
+    """Class decorator: persisted indexes built with this generator rebuild it on load.
+
+    Args:
+        name: The ``type`` written in the spec; unique.
+
+    Raises:
+        ValueError: ``name`` is taken by another class.
+    """
+
+    def register(cls: type[QG]) -> type[QG]:
+        if _REGISTRY.get(name, cls) is not cls:
+            raise ValueError(f"Generator name {name!r} is already registered for {_REGISTRY[name].__name__}")
+        _REGISTRY[name] = cls
+        cls.spec_type = name
+        return cls
+
+    return register
+
+
+def generator_from_spec(spec: Mapping[str, Any], llm: LLM | None = None) -> QueryGenerator:
+    """Rebuild the generator :meth:`QueryGenerator.to_spec` wrote.
+
+    Args:
+        spec: The written spec.
+        llm: The LLM for a generator that needs one.
+
+    Raises:
+        ValueError: The type is not registered (a custom generator: register it, or pass
+            ``generator=`` to ``PearlTableIndex.load``), or it needs an LLM and got none.
+    """
+    cls = _REGISTRY.get(spec.get("type") or "")
+    if cls is None:
+        raise ValueError(
+            f"The index was built with generator {spec.get('model_name')!r}, whose class is not registered "
+            f"(type {spec.get('type')!r}); decorate it with @register_generator(name), or pass generator= "
+            "to PearlTableIndex.load()"
+        )
+    return cls.from_params(spec.get("params", {}), llm)
 
 
 def run_sync(factory: Callable[[], Awaitable[T]]) -> T:

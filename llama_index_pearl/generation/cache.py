@@ -22,9 +22,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator
+from llama_index_pearl.generation.base import QueryGenerator
+from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 
-__all__ = ["CACHE_FILENAME", "GenerationCache"]
+__all__ = ["CACHE_FILENAME", "GenerationCache", "cache_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -156,3 +157,18 @@ class GenerationCache:
 def _usable(result: GenerationResult) -> bool:
     """An accepted answer whose every query has a question and some columns."""
     return result.ok and all(q.question.strip() and any(q.columns.values()) for q in result.queries)
+
+
+def cache_for(generator: QueryGenerator | None, cache_dir: str | os.PathLike[str] | None) -> GenerationCache | None:
+    """The cache a build uses: ``cache_dir`` when given, else the user cache for a generator that caches by default.
+
+    The user cache is ``$PEARL_CACHE_DIR`` or ``~/.cache/llama-index-pearl``; a generator whose
+    ``caches_by_default`` is false (the heuristic: regenerating is cheaper) gets none.
+    """
+    if cache_dir is not None:
+        return GenerationCache(Path(cache_dir))
+    if generator is None or not generator.caches_by_default:
+        return None
+    default = Path(os.environ.get("PEARL_CACHE_DIR", Path.home() / ".cache" / "llama-index-pearl"))
+    default.mkdir(parents=True, exist_ok=True)
+    return GenerationCache(default)

@@ -15,20 +15,16 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from llama_index_pearl.generation.base import (
-    GeneratedQuery,
-    GenerationRequest,
-    GenerationResult,
-    PathRequest,
-    QueryGenerator,
-)
+from llama_index_pearl.generation.base import QueryGenerator, register_generator
+from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequest, GenerationResult, PathRequest
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.table import Table, cell_text
 
-__all__ = ["HEURISTIC_VERSION", "ColumnProfile", "HeuristicQueryGenerator", "humanize", "profile_columns"]
+__all__ = ["HEURISTIC_VERSION", "ColumnSalience", "HeuristicQueryGenerator", "column_salience", "humanize"]
 
 HEURISTIC_VERSION = "heuristic-3"
 PROFILE_ROWS = 500
@@ -51,7 +47,7 @@ def humanize(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class ColumnProfile:
+class ColumnSalience:
     """Why a column is (not) a good anchor or target."""
 
     name: str
@@ -71,7 +67,7 @@ def _proper(value: str) -> bool:
     return 1 < len(value) <= 60 and any(c.isalpha() for c in value) and value[0].isupper()
 
 
-def profile_columns(table: Table) -> list[ColumnProfile]:
+def column_salience(table: Table) -> list[ColumnSalience]:
     """Profile every column of ``table`` on its first rows."""
     profiles = []
     for column in table.columns:
@@ -82,7 +78,7 @@ def profile_columns(table: Table) -> list[ColumnProfile]:
         words = set(humanize(column).split()) | set(column.lower().replace("_", " ").split())
         id_like = column.lower() == "id" or (column.lower().endswith(("_id", "id")) and numeric == len(cells))
         profiles.append(
-            ColumnProfile(
+            ColumnSalience(
                 name=column,
                 text_ratio=1 - numeric / n if cells else 0.0,
                 distinct_ratio=len(set(cells)) / n if cells else 0.0,
@@ -94,8 +90,8 @@ def profile_columns(table: Table) -> list[ColumnProfile]:
     return profiles
 
 
-def _ranked(table: Table, exclude: Sequence[str] = ()) -> list[ColumnProfile]:
-    return sorted((p for p in profile_columns(table) if p.name not in exclude), key=lambda p: -p.score)
+def _ranked(table: Table, exclude: Sequence[str] = ()) -> list[ColumnSalience]:
+    return sorted((p for p in column_salience(table) if p.name not in exclude), key=lambda p: -p.score)
 
 
 def choose_columns(table: Table, join_keys: Sequence[str], low: int = 3, high: int = 5) -> list[str]:
@@ -138,6 +134,7 @@ def _join(words: list[str]) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+@register_generator("heuristic")
 class HeuristicQueryGenerator(QueryGenerator):
     """LLM-free generator: deterministic templated questions and column subsets.
 
@@ -150,12 +147,20 @@ class HeuristicQueryGenerator(QueryGenerator):
 
     prompt_version = HEURISTIC_VERSION
     cost_per_path = 0.0  # no LLM call: every candidate path is worth indexing
+    caches_by_default = False  # regenerating is cheaper than reading a cache
 
     def __init__(self, n_single: int = 2, seed: int = 0, max_rows: int = 10) -> None:
+        if n_single < 1:
+            raise ValueError(f"n_single must be >= 1, got {n_single}")
         self.n_single = n_single
         self.seed = seed
         self.max_rows = max_rows
         self.model_name = f"heuristic(n_single={n_single},seed={seed})"
+        # templated questions beyond a few are near-duplicates: ask for no more than it writes
+        self.questions_per_table = n_single
+
+    def spec_params(self) -> dict[str, Any]:
+        return {"n_single": self.n_single, "seed": self.seed, "max_rows": self.max_rows}
 
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
         """Generate for one request (no I/O; async only to share the interface)."""

@@ -24,7 +24,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
-from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator
+from llama_index_pearl.generation.base import QueryGenerator, generator_from_spec, register_generator
 from llama_index_pearl.generation.heuristic import HeuristicQueryGenerator
 from llama_index_pearl.generation.parsing import ParseRejection, parse_answer
 from llama_index_pearl.generation.prompts import (
@@ -35,6 +35,7 @@ from llama_index_pearl.generation.prompts import (
     build_messages,
     corrective_message,
 )
+from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 
 __all__ = ["LLMQueryGenerator", "supports_json_mode"]
 
@@ -79,6 +80,7 @@ def _reported_usage(response: Any) -> tuple[int, int] | None:
     return prompt, completion
 
 
+@register_generator("llm")
 class LLMQueryGenerator(QueryGenerator):
     """Generates PEARL questions and column subsets with an LLM.
 
@@ -140,6 +142,36 @@ class LLMQueryGenerator(QueryGenerator):
     def build_prompt(self, request: GenerationRequest) -> PromptMessages:
         """The prompt this generator sends for ``request`` (no LLM call)."""
         return build_messages(request, max_rows=self.max_rows, cell_chars=self.cell_chars, data_tokens=self.data_tokens)
+
+    def time_limit(self) -> float:
+        """Every attempt timing out, plus the backoff waits between them, plus slack."""
+        return self.timeout * self.max_attempts + self.backoff * (2**self.max_attempts) + 5.0
+
+    def spec_params(self) -> dict[str, Any]:
+        """Everything but the LLM, which ``load`` is given again (its name is in the spec's ``model_name``)."""
+        return {
+            "timeout": self.timeout,
+            "max_attempts": self.max_attempts,
+            "max_rows": self.max_rows,
+            "json_mode": self.json_mode,
+            "backoff": self.backoff,
+            "cell_chars": self.cell_chars,
+            "data_tokens": self.data_tokens,
+            "fallback": self.fallback.to_spec() if self.fallback is not None else None,
+            "max_failed_share": self.max_failed_share,
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], llm: LLM | None) -> LLMQueryGenerator:
+        """Rebuild over ``llm``.
+
+        Raises:
+            ValueError: ``llm`` is ``None``.
+        """
+        if llm is None:
+            raise ValueError("The index was built with an LLM generator; pass llm= to PearlTableIndex.load()")
+        fallback = params.get("fallback")
+        return cls(llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None})
 
     async def _call(self, messages: list[ChatMessage]) -> tuple[str, int, int, bool]:
         """One LLM call -> (text, prompt tokens, completion tokens, estimated)."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llama_index_pearl.generation.base import GeneratedQuery
+from llama_index_pearl.generation.requests import GeneratedQuery
 from llama_index_pearl.table import Table, normalize_column_name
 
 __all__ = ["ParseRejection", "extract_json", "parse_answer", "validate_columns"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from llama_index_pearl.generation.base import GenerationRequest, PathRequest, SingleTableRequest
+from llama_index_pearl.generation.requests import GenerationRequest, PathRequest, SingleTableRequest
 from llama_index_pearl.generation.rows import shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.serialization import TableView, TokenCounter, serialize_views

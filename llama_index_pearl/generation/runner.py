@@ -19,9 +19,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from llama_index_pearl.generation.base import GenerationRequest, GenerationResult, QueryGenerator, run_sync
+from llama_index_pearl.generation.base import QueryGenerator, run_sync
 from llama_index_pearl.generation.cache import GenerationCache
 from llama_index_pearl.generation.prompts import build_messages
+from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 from llama_index_pearl.serialization import TokenCounter, approximate_token_count
 
 __all__ = [
@@ -41,7 +42,7 @@ class GenerationReport:
     """What a generation run did and cost.
 
     Args:
-        paths: Requests given.
+        requests: Requests given (paths and single-hop tables).
         generated: Requests answered by the generator in this run.
         cached: Requests served from the cache (no call).
         skipped: ``(request_id, reason)`` for every request given up.
@@ -51,7 +52,7 @@ class GenerationReport:
         seconds: Wall time of the run.
     """
 
-    paths: int = 0
+    requests: int = 0
     generated: int = 0
     cached: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -78,12 +79,12 @@ def check_failures(generator: QueryGenerator, report: GenerationReport, cache: G
     """Raise :class:`GenerationFailed` when the generator's ``max_failed_share`` is reached."""
     share = generator.max_failed_share
     failed = len(report.skipped)
-    if share is None or not failed or failed < share * report.paths:
+    if share is None or not failed or failed < share * report.requests:
         return
     reasons = sorted({why for _, why in report.skipped})
     kept = f"; the {report.generated} accepted answer(s) are kept in {cache.path}" if cache is not None else ""
     raise GenerationFailed(
-        f"Query generation with {generator.model_name!r} failed for {failed} of {report.paths} request(s) "
+        f"Query generation with {generator.model_name!r} failed for {failed} of {report.requests} request(s) "
         f"(max_failed_share={share:g}), e.g. {reasons[0]}"
         f"{f' (+{len(reasons) - 1} other reason(s))' if len(reasons) > 1 else ''}{kept}. "
         "Check the LLM server and build again: cached answers are not requested again.",
@@ -107,16 +108,6 @@ def _as_cache(cache: GenerationCache | str | os.PathLike[str] | None) -> Generat
     if cache is None or isinstance(cache, GenerationCache):
         return cache
     return GenerationCache(cache)
-
-
-def _guard_timeout(generator: QueryGenerator) -> float | None:
-    """Outer limit per request: every attempt timing out plus backoff, with slack."""
-    per_call = getattr(generator, "timeout", None)
-    if not isinstance(per_call, (int, float)):
-        return None
-    attempts = int(getattr(generator, "max_attempts", 1))
-    backoff = float(getattr(generator, "backoff", 0.0))
-    return per_call * attempts + backoff * (2**attempts) + 5.0
 
 
 async def agenerate_all(
@@ -150,30 +141,10 @@ async def agenerate_all(
     started = time.perf_counter()
     store = _as_cache(cache)
     semaphore = asyncio.Semaphore(concurrency)
-    guard = _guard_timeout(generator)
-    report = GenerationReport(paths=len(requests))
     bar = tqdm(total=len(requests), disable=not show_progress, desc="Generating queries", unit="req")
 
-    async def one(request: GenerationRequest) -> GenerationResult:
-        try:
-            key = generator.cache_key(request) if store is not None else None
-            hit = store.get(key) if store is not None and key is not None else None
-            if hit is not None:
-                return hit
-            async with semaphore:
-                result = await asyncio.wait_for(generator.agenerate(request), guard)
-            if store is not None and key is not None and result.ok:
-                store.put(key, result, model_name=generator.model_name, prompt_version=generator.prompt_version)
-            return result
-        except asyncio.TimeoutError:
-            reason = f"generation timed out (limit {guard}s)"
-        except Exception as exc:  # one broken request must not stop the build
-            reason = f"{type(exc).__name__}: {str(exc)[:200]}"
-        logger.warning("Skipping %s: %s", request.describe(), reason)
-        return GenerationResult(request_id=request.request_id, skipped_reason=reason)
-
     async def tracked(request: GenerationRequest) -> GenerationResult:
-        result = await one(request)
+        result = await _serve(generator, request, store, semaphore)
         bar.update(1)
         return result
 
@@ -181,6 +152,51 @@ async def agenerate_all(
         results = list(await asyncio.gather(*(tracked(r) for r in requests)))
     finally:
         bar.close()
+    report = _tally(results)
+    report.seconds = time.perf_counter() - started
+    logger.info(
+        "Query generation: %d requests, %d generated, %d cached, %d skipped, %d prompt + %d completion tokens, %.1fs",
+        report.requests,
+        report.generated,
+        report.cached,
+        len(report.skipped),
+        report.prompt_tokens,
+        report.completion_tokens,
+        report.seconds,
+    )
+    check_failures(generator, report, store)
+    return GenerationRun(results, report)
+
+
+async def _serve(
+    generator: QueryGenerator,
+    request: GenerationRequest,
+    store: GenerationCache | None,
+    semaphore: asyncio.Semaphore,
+) -> GenerationResult:
+    """One request: from the cache, else from the generator within its time limit; never raises."""
+    limit = generator.time_limit()
+    try:
+        key = generator.cache_key(request) if store is not None else None
+        hit = store.get(key) if store is not None and key is not None else None
+        if hit is not None:
+            return hit
+        async with semaphore:
+            result = await asyncio.wait_for(generator.agenerate(request), limit)
+        if store is not None and key is not None and result.ok:
+            store.put(key, result, model_name=generator.model_name, prompt_version=generator.prompt_version)
+        return result
+    except asyncio.TimeoutError:
+        reason = f"generation timed out (limit {limit}s)"
+    except Exception as exc:  # one broken request must not stop the build
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+    logger.warning("Skipping %s: %s", request.describe(), reason)
+    return GenerationResult(request_id=request.request_id, skipped_reason=reason)
+
+
+def _tally(results: Sequence[GenerationResult]) -> GenerationReport:
+    """Counts and tokens of a run; cached results cost nothing in it."""
+    report = GenerationReport(requests=len(results))
     for result in results:
         if result.cached:
             report.cached += 1
@@ -192,19 +208,7 @@ async def agenerate_all(
             report.generated += 1
         else:
             report.skipped.append((result.request_id, result.skipped_reason or "no query"))
-    report.seconds = time.perf_counter() - started
-    logger.info(
-        "Query generation: %d requests, %d generated, %d cached, %d skipped, %d prompt + %d completion tokens, %.1fs",
-        report.paths,
-        report.generated,
-        report.cached,
-        len(report.skipped),
-        report.prompt_tokens,
-        report.completion_tokens,
-        report.seconds,
-    )
-    check_failures(generator, report, store)
-    return GenerationRun(results, report)
+    return report
 
 
 def generate_all(
@@ -243,22 +247,21 @@ def estimate_prompt_tokens(
 
     Args:
         requests: The requests a build would send.
-        generator: Uses its ``build_prompt`` (and settings) when it has one.
+        generator: Its :meth:`~QueryGenerator.build_prompt` builds each prompt.
         count_tokens: Batch token counter; ~4 characters a token by default.
         max_rows: Rows per table when no generator is given.
 
     Returns:
-        ``{"paths": n, "prompt_tokens": total, "per_path_avg": avg, "max_prompt_tokens": max}``.
+        ``{"requests": n, "prompt_tokens": total, "per_path_avg": avg, "max_prompt_tokens": max}``.
     """
-    build = getattr(generator, "build_prompt", None)
-    texts = []
-    for request in requests:
-        prompt = build(request) if build is not None else build_messages(request, max_rows=max_rows)
-        texts.append(prompt.text())
+    texts = [
+        (generator.build_prompt(r) if generator is not None else build_messages(r, max_rows=max_rows)).text()
+        for r in requests
+    ]
     counts = count_tokens(texts) if texts else []
     total = int(sum(counts))
     return {
-        "paths": len(requests),
+        "requests": len(requests),
         "prompt_tokens": total,
         "per_path_avg": total / len(requests) if requests else 0.0,
         "max_prompt_tokens": max(counts, default=0),

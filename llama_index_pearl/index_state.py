@@ -1,0 +1,38 @@
+"""``IndexState``: what every reader of an index sees of it, as a Protocol.
+
+Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.query_plan`)
+and updates (:mod:`~llama_index_pearl.incremental`) extend it with what they need,
+and ``PearlTableIndex`` satisfies both, so neither imports the index.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import networkx as nx
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import TextNode
+
+from llama_index_pearl.table import Table
+
+__all__ = ["IndexState"]
+
+
+class IndexState(Protocol):
+    """Tables, units, join graph, encoder and vector store of an index."""
+
+    @property
+    def tables(self) -> dict[str, Table]: ...
+
+    @property
+    def units(self) -> list[TextNode]: ...
+
+    @property
+    def join_graph(self) -> nx.Graph: ...
+
+    @property
+    def embed_model(self) -> BaseEmbedding: ...
+
+    @property
+    def vector_index(self) -> VectorStoreIndex: ...

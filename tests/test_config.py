@@ -1,0 +1,71 @@
+import math
+
+import pytest
+
+from llama_index_pearl.config import PearlConfig, option_fields
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("budget", -1, "budget must be >= 0"),
+        ("lambda_div", math.nan, "lambda_div must be a finite number"),
+        ("max_rows", "5", "max_rows must be an integer"),
+        ("max_rows", 0, "max_rows must be >= 1"),
+        ("include_titles", 1, "include_titles must be True or False"),
+        ("cross_source_joins", "sometimes", "cross_source_joins must be one of"),
+        ("concurrency", 0, "concurrency must be >= 1"),
+        ("max_rows_read", 0, "max_rows_read must be >= 1"),
+    ],
+)
+def test_a_bad_value_is_refused_naming_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        PearlConfig(**{field: value})
+
+
+def test_contradictory_ablations_are_refused():
+    with pytest.raises(ValueError, match="explicit_only and implicit_only"):
+        PearlConfig(explicit_only=True, implicit_only=True)
+
+
+def test_optional_numbers_accept_none():
+    config = PearlConfig(budget=None, max_rows_read=None, single_hop_questions=None)
+    assert config.budget is None and config.max_rows_read is None
+
+
+def test_an_unknown_override_names_the_closest_option():
+    with pytest.raises(TypeError, match="did you mean 'budget'"):
+        PearlConfig.with_overrides(None, budjet=3)
+
+
+def test_overrides_replace_fields_of_the_given_config():
+    config = PearlConfig.with_overrides(PearlConfig(max_rows=5), budget=3)
+    assert (config.max_rows, config.budget) == (5, 3)
+
+
+def test_csv_options_given_as_a_dict_are_validated():
+    with pytest.raises(ValueError, match="delimiter must be one character"):
+        PearlConfig(csv_options={"delimiter": ";;"})
+
+
+def test_the_persisted_dict_round_trips_without_per_machine_settings():
+    config = PearlConfig(budget=7, cache_dir="/somewhere", concurrency=2, csv_options={"delimiter": ";"})
+    data = config.to_dict()
+    assert "cache_dir" not in data and "concurrency" not in data
+    restored = PearlConfig.from_dict(data)
+    assert restored == PearlConfig(budget=7, csv_options={"delimiter": ";"})
+
+
+def test_keys_of_older_formats_are_ignored_on_read():
+    assert PearlConfig.from_dict({"generator": "heuristic(n_single=2,seed=0)", "max_rows": 4}).max_rows == 4
+
+
+def test_an_insert_may_change_how_it_reads_but_not_what_the_build_fixed():
+    config = PearlConfig(max_rows=5)
+    assert config.for_update(concurrency=1).concurrency == 1
+    with pytest.raises(ValueError, match="max_rows is fixed by the build"):
+        config.for_update(max_rows=3)
+
+
+def test_every_option_has_a_group_and_help():
+    assert all(f.metadata.get("group") and f.metadata.get("help") for f in option_fields())
