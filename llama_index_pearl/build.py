@@ -10,7 +10,7 @@ Every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -64,6 +64,14 @@ class BuildReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def recount(self, tables: Collection[Table], units: Iterable[TextNode], join_graph: nx.Graph) -> None:
+        """Counts of an index after an insert or delete (the build's timings stay)."""
+        units = list(units)
+        self.n_tables = len(tables)
+        self.n_units = len(units)
+        self.n_paths = len(join_graph.graph.get("paths", []))
+        self.units_by_kind = count_kinds(units)
 
 
 @dataclass

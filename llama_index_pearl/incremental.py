@@ -146,6 +146,18 @@ class IndexChange:
     join_graph: nx.Graph | None = None
     report: UpdateReport = field(default_factory=UpdateReport)
 
+    def apply_to(self, tables: dict[str, Table], units: dict[str, TextNode], join_graph: nx.Graph) -> nx.Graph:
+        """Change an index's tables and units in place; returns its join graph afterwards."""
+        for table_id in self.removed_tables:
+            tables.pop(table_id, None)
+        for unit_id in self.removed_units:
+            units.pop(unit_id, None)
+        tables.update({t.id: t for t in self.tables})
+        units.update({u.node_id: u for u in self.units})
+        graph = self.join_graph if self.join_graph is not None else join_graph
+        graph.add_nodes_from(t.id for t in self.tables)  # a whole-table index has a node per table too
+        return graph
+
 
 def insert_tables(
     index: UpdatableIndex, tables: TableSource, config: PearlConfig, replace: bool, show_progress: bool

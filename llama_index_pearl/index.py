@@ -1,16 +1,14 @@
 """``PearlTableIndex``: tables in, an augmented and embedded unit corpus out.
 
-The offline build (paper Algorithm 1: load, serialize, discover join paths,
-generate questions, embed) lives in :mod:`llama_index_pearl.build`; this module
-holds the index object: its accessors, engines and persistence entry points
-(``insert_tables``/``delete_table`` come from
-:class:`~llama_index_pearl.incremental.IncrementalMixin`). Retrieval lives in
-:mod:`llama_index_pearl.retriever`.
+Index step. The offline build (paper Algorithm 1: load, serialize, discover join
+paths, generate questions, embed) lives in :mod:`~llama_index_pearl.build`, update
+planning in :mod:`~llama_index_pearl.incremental`, the file format in
+:mod:`~llama_index_pearl.persistence`, retrieval in :mod:`~llama_index_pearl.retriever`;
+this module holds the index object: its state, accessors, locks and entry points.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -30,14 +28,13 @@ from llama_index_pearl.build import (
     BuildReport,
     IndexParts,
     build_corpus,
-    count_kinds,
     estimate_generation_cost,
     serializer_for,
 )
 from llama_index_pearl.concurrency import ReadWriteLock
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.engines import chat_engine, query_engine
-from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, generator_from_spec
+from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
 from llama_index_pearl.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.lexical import LexicalScorer
@@ -51,7 +48,6 @@ from llama_index_pearl.table import Table
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
 
-logger = logging.getLogger(__name__)
 
 
 class PearlTableIndex:
@@ -248,13 +244,7 @@ class PearlTableIndex:
                 an unregistered generator.
         """
         if self._generator is None and self._generator_spec is not None:
-            self._generator = generator_from_spec(self._generator_spec, self._llm)
-            if self._generator.model_name != self._generator_spec.get("model_name"):
-                logger.warning(
-                    "Index built with generator %r, new paths use %r",
-                    self._generator_spec.get("model_name"),
-                    self._generator.model_name,
-                )
+            self._generator = restore_generator(self._generator_spec, self._llm)
         return self._generator
 
     def generation_cache(self) -> GenerationCache | None:
@@ -346,19 +336,8 @@ class PearlTableIndex:
             if change.units:
                 self._vector_index.insert_nodes(change.units)
             self._revision += 1
-            for table_id in change.removed_tables:
-                self._tables.pop(table_id, None)
-            for unit_id in change.removed_units:
-                self._units.pop(unit_id, None)
-            self._tables.update({t.id: t for t in change.tables})
-            self._units.update({u.node_id: u for u in change.units})
-            if change.join_graph is not None:
-                self._join_graph = change.join_graph
-            self._join_graph.add_nodes_from(t.id for t in change.tables)  # whole-table indexes have nodes too
-            self.report.n_tables = len(self._tables)
-            self.report.n_units = len(self._units)
-            self.report.n_paths = len(self._join_graph.graph.get("paths", []))
-            self.report.units_by_kind = count_kinds(list(self._units.values()))
+            self._join_graph = change.apply_to(self._tables, self._units, self._join_graph)
+            self.report.recount(self._tables, self._units.values(), self._join_graph)
 
     # -------------------------------------------------------------- engines
     def as_retriever(self, similarity_top_k: int = 5, **kwargs: Any) -> PearlRetriever:

@@ -236,3 +236,19 @@ def test_demo_explains_each_answer(capsys):
     assert "join keys:" in out and "JOIN concerts.venue_id = venues.venue_id (explicit)" in out
     assert "because one joined unit names them all" in out  # ties explained
     assert "via" not in out  # no join repeated through a retrieved middle table
+
+
+def test_every_config_field_but_csv_options_has_a_build_flag():
+    from llama_index_pearl.config import option_fields
+
+    args = _parser().parse_args(["index", "tables/"])
+    assert {f.name for f in option_fields()} - set(vars(args)) == {"csv_options"}
+
+
+def test_build_flags_become_the_config_the_library_builds_with():
+    from llama_index_pearl.cli.options import config_from_args
+    from llama_index_pearl.config import PearlConfig
+
+    argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-originals", "--lambda-div", "0.2"]
+    config = config_from_args(_parser().parse_args(argv))
+    assert config == PearlConfig(budget=3, include_titles=False, include_originals=False, lambda_div=0.2)

@@ -8,7 +8,13 @@ LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
 with bounded concurrency, a crash-safe cache and a token report.
 """
 
-from llama_index_pearl.generation.base import QueryGenerator, generator_from_spec, register_generator, run_sync
+from llama_index_pearl.generation.base import (
+    QueryGenerator,
+    generator_from_spec,
+    register_generator,
+    restore_generator,
+    run_sync,
+)
 from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache, cache_for
 from llama_index_pearl.generation.heuristic import HEURISTIC_VERSION, HeuristicQueryGenerator, humanize
 from llama_index_pearl.generation.llm import LLMQueryGenerator, supports_json_mode
@@ -64,6 +70,7 @@ __all__ = [
     "parse_answer",
     "register_generator",
     "reorder_rows_for_path",
+    "restore_generator",
     "run_sync",
     "shown_rows",
     "supports_json_mode",

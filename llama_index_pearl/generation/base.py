@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, TypeVar
@@ -34,8 +35,11 @@ __all__ = [
     "QueryGenerator",
     "generator_from_spec",
     "register_generator",
+    "restore_generator",
     "run_sync",
 ]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 QG = TypeVar("QG", bound="QueryGenerator")
@@ -147,6 +151,14 @@ def register_generator(name: str) -> Callable[[type[QG]], type[QG]]:
         return cls
 
     return register
+
+
+def restore_generator(spec: Mapping[str, Any], llm: LLM | None) -> QueryGenerator:
+    """:func:`generator_from_spec`, warning when an LLM generator now runs another model than the build's."""
+    generator = generator_from_spec(spec, llm)
+    if generator.model_name != spec.get("model_name"):
+        logger.warning("Index built with generator %r, new paths use %r", spec.get("model_name"), generator.model_name)
+    return generator
 
 
 def generator_from_spec(spec: Mapping[str, Any], llm: LLM | None = None) -> QueryGenerator:
