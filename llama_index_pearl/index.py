@@ -49,7 +49,6 @@ from llama_index_pearl.table import Table
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
 
 
-
 class PearlTableIndex:
     """A join-aware table index: tables, their units, and a vector store of units.
 
