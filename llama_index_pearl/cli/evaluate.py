@@ -15,6 +15,7 @@ from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.evaluation import (
+    Benchmark,
     evaluate_rankings,
     evaluate_slot_rankings,
     format_metrics,
@@ -47,37 +48,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ks = parse_ks(args.ks)
     built = build_arguments(args, provenance_in_tables=True)
     bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
-    questions = [q.question for q in bench.queries]
-    top = max(ks)
-    started = time.perf_counter()
-    if args.method == "bm25":  # no vectors: the tables, serialized as the index would
-        from llama_index_pearl.baselines import BM25TableRanker
-
-        ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))
-        index_seconds = time.perf_counter() - started
-        rankings, latency = time_queries(lambda q: ranker.rank(q, top), questions)
-        batch_ms = None
-        n_units = len(bench.tables)
-        slot_metrics: dict[str, Any] = {}
-        report = None
+    if args.method == "bm25":
+        result, index = _rank_bm25(bench, built, max(ks)), None
     else:
         if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
             built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
-        index = PearlTableIndex.from_tables(bench.tables, show_progress=args.verbose, **vars(built))
-        index_seconds = time.perf_counter() - started
-        report = index.report
-        retriever = index.as_retriever(similarity_top_k=top, lexical_weight=args.lexical_weight)
-
-        def ranked_ids(question: str) -> list[str]:
-            return [n.node.metadata["table_id"] for n in retriever.retrieve(question)]
-
-        # rankings in one batch; single-question latency on a sample of them
-        started = time.perf_counter()
-        rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in retriever.retrieve_many(questions)]
-        batch_ms: float | None = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
-        _, latency = time_queries(ranked_ids, questions[:LATENCY_SAMPLE])
-        n_units = len(index.units)
-        slot_metrics = _slot_metrics(index, bench.queries, ks, args.lexical_weight)
+        result, index = _rank_with_index(bench, built, args, ks)
+    rankings = result.pop("rankings")
+    slot_metrics = result.pop("slot_metrics", {})
     result = {
         "bench": bench.name,
         "method": args.method,
@@ -85,15 +63,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "provenance": args.provenance,
         "lexical_weight": args.lexical_weight if args.method != "bm25" else None,
         "n_tables": len(bench.tables),
-        "n_units": n_units,
-        "index_seconds": round(index_seconds, 2),
-        "query_latency_ms": latency,
-        "batch_ms_per_query": None if batch_ms is None else round(batch_ms, 2),
+        **result,
         "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
-        "units_by_kind": report.units_by_kind if report is not None else {},
-        "build_seconds": {k: round(v, 2) for k, v in report.seconds.items()} if report is not None else {},
     }
-    if args.method == "pearl":
+    if args.method == "pearl" and index is not None:
         result.update(_llm_report(index))
         if any(q.sql for q in bench.queries):
             from llama_index_pearl.hint_evaluation import evaluate_join_hints
@@ -105,6 +78,53 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json_out:
         write_json(args.json_out, result)
     return 0
+
+
+def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, Any]:
+    """BM25 over the tables serialized as the index would (no vectors: nothing is embedded)."""
+    from llama_index_pearl.baselines import BM25TableRanker
+
+    started = time.perf_counter()
+    ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))
+    index_seconds = time.perf_counter() - started
+    rankings, latency = time_queries(lambda q: ranker.rank(q, top), [q.question for q in bench.queries])
+    return {
+        "rankings": rankings,
+        "n_units": len(bench.tables),
+        "index_seconds": round(index_seconds, 2),
+        "query_latency_ms": latency,
+        "batch_ms_per_query": None,
+        "units_by_kind": {},
+        "build_seconds": {},
+    }
+
+
+def _rank_with_index(
+    bench: Benchmark, built: BuildArguments, args: argparse.Namespace, ks: Sequence[int]
+) -> tuple[dict[str, Any], PearlTableIndex]:
+    """Build the index, rank every question in one batch, time single questions on a sample."""
+    started = time.perf_counter()
+    index = PearlTableIndex.from_tables(bench.tables, show_progress=args.verbose, **vars(built))
+    index_seconds = time.perf_counter() - started
+    retriever = index.as_retriever(similarity_top_k=max(ks), lexical_weight=args.lexical_weight)
+    questions = [q.question for q in bench.queries]
+    started = time.perf_counter()
+    rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in retriever.retrieve_many(questions)]
+    batch_ms = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
+    _, latency = time_queries(
+        lambda q: [n.node.metadata["table_id"] for n in retriever.retrieve(q)], questions[:LATENCY_SAMPLE]
+    )
+    result = {
+        "rankings": rankings,
+        "slot_metrics": _slot_metrics(index, bench.queries, ks, args.lexical_weight),
+        "n_units": len(index.units),
+        "index_seconds": round(index_seconds, 2),
+        "query_latency_ms": latency,
+        "batch_ms_per_query": round(batch_ms, 2),
+        "units_by_kind": index.report.units_by_kind,
+        "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
+    }
+    return result, index
 
 
 def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
