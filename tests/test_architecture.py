@@ -1,6 +1,7 @@
 """The package's import graph: one direction, no circles (function-local and type-only imports included)."""
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -63,3 +64,9 @@ def test_the_pipeline_never_imports_the_cli_or_benchmark_tooling():
 def test_config_sits_below_generation_and_augmentation():
     below = nx.descendants(import_graph(), f"{ROOT}.config")
     assert not any(m.startswith((f"{ROOT}.generation", f"{ROOT}.augment", f"{ROOT}.build")) for m in below)
+
+
+def test_the_architecture_map_names_every_module():
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    modules = {p.stem for p in PACKAGE.rglob("*.py") if p.stem not in ("__init__", "__main__")}
+    assert sorted(m for m in modules if not re.search(rf"[`(, ]{m}[`,) ]", doc)) == []
