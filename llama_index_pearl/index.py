@@ -43,7 +43,7 @@ from llama_index_pearl.query_plan import query_plan
 from llama_index_pearl.retriever import PearlRetriever
 from llama_index_pearl.serialization import Serializer
 from llama_index_pearl.sources import TableSource
-from llama_index_pearl.stores import index_dimension, normalise
+from llama_index_pearl.stores import delete_units, index_dimension, normalise
 from llama_index_pearl.table import Table
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
@@ -325,13 +325,7 @@ class PearlTableIndex:
         """
         with self._rw.writing():
             if change.removed_units:
-                try:
-                    self._vector_index.delete_nodes(change.removed_units, delete_from_docstore=True)
-                except NotImplementedError as exc:
-                    raise NotImplementedError(
-                        f"{type(self._vector_index.vector_store).__name__} cannot delete units; build with the "
-                        "default store (PearlFaissStore) or a store that implements delete_nodes (Qdrant, pgvector...)"
-                    ) from exc
+                delete_units(self._vector_index, change.removed_units)
             if change.units:
                 self._vector_index.insert_nodes(change.units)
             self._revision += 1

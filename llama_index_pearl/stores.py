@@ -28,6 +28,7 @@ __all__ = [
     "ID_MAP_FILE",
     "PearlFaissStore",
     "build_vector_index",
+    "delete_units",
     "embedded",
     "exact_faiss_store",
     "index_dimension",
@@ -208,6 +209,21 @@ def embedded(
     finally:
         for unit in units:
             unit.embedding = None
+
+
+def delete_units(vector_index: VectorStoreIndex, unit_ids: Sequence[str]) -> None:
+    """Remove units from the store and the docstore.
+
+    Raises:
+        NotImplementedError: The store cannot delete; the message names it and the stores that can.
+    """
+    try:
+        vector_index.delete_nodes(list(unit_ids), delete_from_docstore=True)
+    except NotImplementedError as exc:
+        raise NotImplementedError(
+            f"{type(vector_index.vector_store).__name__} cannot delete units; build with the default store "
+            "(PearlFaissStore) or a store that implements delete_nodes (Qdrant, pgvector, Milvus...)"
+        ) from exc
 
 
 def index_dimension(vector_index: VectorStoreIndex, embed_model: BaseEmbedding) -> int:
