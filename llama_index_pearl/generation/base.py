@@ -30,6 +30,7 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.generation.prompts import PromptMessages, build_messages
 from llama_index_pearl.generation.requests import DEFAULT_SINGLE_QUESTIONS, GenerationRequest, GenerationResult
 from llama_index_pearl.generation.rows import shown_rows
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 
 __all__ = [
     "QueryGenerator",
@@ -77,7 +78,7 @@ class QueryGenerator(ABC):
 
     model_name: str = "unknown"
     prompt_version: str = "0"
-    max_rows: int = 10
+    max_rows: int = DEFAULT_MAX_ROWS
     cost_per_path: float = 1.0
     questions_per_table: int = DEFAULT_SINGLE_QUESTIONS
     caches_by_default: bool = True

@@ -22,6 +22,7 @@ from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequ
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import singular
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.table import Table, cell_text
 
 __all__ = ["HEURISTIC_VERSION", "ColumnSalience", "HeuristicQueryGenerator", "column_salience", "humanize"]
@@ -149,7 +150,7 @@ class HeuristicQueryGenerator(QueryGenerator):
     cost_per_path = 0.0  # no LLM call: every candidate path is worth indexing
     caches_by_default = False  # regenerating is cheaper than reading a cache
 
-    def __init__(self, n_single: int = 2, seed: int = 0, max_rows: int = 10) -> None:
+    def __init__(self, n_single: int = 2, seed: int = 0, max_rows: int = DEFAULT_MAX_ROWS) -> None:
         if n_single < 1:
             raise ValueError(f"n_single must be >= 1, got {n_single}")
         self.n_single = n_single

@@ -36,6 +36,7 @@ from llama_index_pearl.generation.prompts import (
     corrective_message,
 )
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["LLMQueryGenerator", "supports_json_mode"]
 
@@ -113,7 +114,7 @@ class LLMQueryGenerator(QueryGenerator):
         *,
         timeout: float = 60.0,
         max_attempts: int = 2,
-        max_rows: int = 10,
+        max_rows: int = DEFAULT_MAX_ROWS,
         json_mode: bool | None = None,
         backoff: float = 1.0,
         cell_chars: int = DEFAULT_CELL_CHARS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from llama_index_pearl.generation.requests import GenerationRequest, PathRequest, SingleTableRequest
 from llama_index_pearl.generation.rows import shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
-from llama_index_pearl.serialization import TableView, TokenCounter, serialize_views
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS, TableView, TokenCounter, serialize_views
 from llama_index_pearl.table import Table
 
 __all__ = [
@@ -155,7 +155,7 @@ def _data_block(
 def build_messages(
     request: GenerationRequest,
     *,
-    max_rows: int = 10,
+    max_rows: int = DEFAULT_MAX_ROWS,
     cell_chars: int = DEFAULT_CELL_CHARS,
     data_tokens: int | None = DEFAULT_DATA_TOKENS,
     count_tokens: TokenCounter = dense_token_estimate,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from llama_index_pearl.joins.paths import JoinPath
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.table import Table, cell_text, normalize_column_name
 
 __all__ = ["join_values", "reorder_rows_for_path", "resolve_column", "shown_rows"]
@@ -43,7 +44,9 @@ def join_values(table: Table, column: str) -> list[str]:
     return [_key(v) for v in table.df[name].tolist()]
 
 
-def reorder_rows_for_path(path: JoinPath, tables: Mapping[str, Table], max_rows: int = 10) -> dict[str, list[int]]:
+def reorder_rows_for_path(
+    path: JoinPath, tables: Mapping[str, Table], max_rows: int = DEFAULT_MAX_ROWS
+) -> dict[str, list[int]]:
     """Row positions to show for each table of ``path``, join-overlapping rows first.
 
     Args:
@@ -90,7 +93,7 @@ def reorder_rows_for_path(path: JoinPath, tables: Mapping[str, Table], max_rows:
     return chosen
 
 
-def shown_rows(request: object, max_rows: int = 10) -> dict[str, list[int]]:
+def shown_rows(request: object, max_rows: int = DEFAULT_MAX_ROWS) -> dict[str, list[int]]:
     """Rows shown for a path or single-table request (the first rows for a single table).
 
     Args:

@@ -23,7 +23,7 @@ from llama_index_pearl.generation.base import QueryGenerator, run_sync
 from llama_index_pearl.generation.cache import GenerationCache
 from llama_index_pearl.generation.prompts import build_messages
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
-from llama_index_pearl.serialization import TokenCounter, approximate_token_count
+from llama_index_pearl.serialization import DEFAULT_MAX_ROWS, TokenCounter, approximate_token_count
 
 __all__ = [
     "GenerationFailed",
@@ -241,7 +241,7 @@ def estimate_prompt_tokens(
     *,
     generator: QueryGenerator | None = None,
     count_tokens: TokenCounter = approximate_token_count,
-    max_rows: int = 10,
+    max_rows: int = DEFAULT_MAX_ROWS,
 ) -> dict[str, float]:
     """Build every prompt without calling an LLM and count its tokens (a dry run).
 
