@@ -5,6 +5,8 @@ Linux exchanges two paths atomically with ``renameat2(RENAME_EXCHANGE)`` (glibc
 folder is renamed aside, the new one renamed in, and the old one removed: a crash
 between those two renames leaves no folder at the target but the previous index
 intact under ``.NAME.pearl-old-*``, which :func:`recoverable` finds for ``load``.
+
+Pipeline step: foundations (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ first (appendix B.2). An implicit path gives one sub-entry per table
 question's target first, so max-pooling ties favour it. Single-hop questions (appendix E) give one
 question-conditioned sub-table each. The ablations of section 4.3 live here too:
 ``random_view`` (random column subsets, no question, same unit count).
+
+Pipeline step: views and units (docs/architecture.md).
 """
 
 from __future__ import annotations

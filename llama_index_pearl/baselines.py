@@ -3,6 +3,8 @@
 ``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.lexical.LexicalScorer`,
 the tokens PEARL's hybrid scoring uses) over exactly the text PEARL embeds for
 each whole table, so the comparison isolates the scoring model, not the serialization.
+
+Pipeline step: evaluation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ augmented units, embed every unit once with normalised vectors and store them
 (an exact FAISS inner-product index by default, so inner product equals cosine).
 :func:`estimate_generation_cost` is the same pipeline up to the prompts, as a dry run.
 Every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
+
+Pipeline step: build (docs/architecture.md).
 """
 
 from __future__ import annotations

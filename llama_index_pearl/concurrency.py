@@ -6,6 +6,8 @@ lock is counted, not owned, by readers, so an ``async`` retrieval can take it on
 a worker thread (the event loop never blocks on a writer) and give it back on the
 loop's thread after its awaits. Hand-written because the maintained locks
 (``fasteners``, ``readerwriterlock``) tie a read hold to the acquiring thread.
+
+Pipeline step: foundations (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
 the ``pearl`` command line all take this one object (the CLI derives its flags from
 the fields' metadata); ``persist`` writes it and ``load`` reads it back. It sits
 below every pipeline step that reads it: it imports only their constants.
+
+Pipeline step: configuration (docs/architecture.md).
 """
 
 from __future__ import annotations

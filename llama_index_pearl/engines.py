@@ -6,6 +6,8 @@ differ from a ``VectorStoreIndex``: an engine without any LLM is refused with a
 message saying how to give one (instead of LlamaIndex falling back to OpenAI and
 failing on a missing key), and only the chat modes that ground answers on
 retrieved tables are accepted.
+
+Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ reads). Metrics are pure functions over ranked table ids:
 
 Both are reported as percentages per hop group (``all``, ``1hop``, ``2hop``,
 ``3hop``, ``multi`` = hops ≥ 2).
+
+Pipeline step: evaluation (docs/architecture.md).
 """
 
 from __future__ import annotations

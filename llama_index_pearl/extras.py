@@ -3,6 +3,8 @@
 The core install holds only what building and querying an index needs; Parquet
 files, Qdrant, OpenAI-compatible LLMs and the benchmark tools are extras
 (``pip install 'llama-index-pearl[parquet]'``).
+
+Pipeline step: foundations (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ thick when a selected join path uses them. Clicking a table shows its columns
 and sample rows; clicking a path highlights it; a search box finds tables and
 columns. The page inlines the vendored Cytoscape.js (MIT, ``vendor/``) and the
 graph as JSON, so it opens from disk with no server and no network.
+
+Pipeline step: presentation (docs/architecture.md).
 """
 
 from __future__ import annotations

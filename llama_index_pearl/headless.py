@@ -3,6 +3,8 @@
 Used by the browser test and by ``benchmarks/render_join_graph.py`` (the PNG in
 ``docs/``). Chromium runs with no sandbox, GPU or background networking, on a
 local file, with a bounded virtual time budget so the page's scripts finish.
+
+Pipeline step: presentation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ tables are all in the top k:
 
 Both are macro averages over questions, in percent. Column names compare
 case- and space-insensitively.
+
+Pipeline step: evaluation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ by default every candidate path for a free generator, ⌊|C|/2⌋ per pool for a
 LLM); new paths fill what the existing paths leave, so an insert-then-query
 can differ from a full rebuild when the rebuild would have preferred a new path
 over an existing one.
+
+Pipeline step: index state (docs/architecture.md).
 """
 
 from __future__ import annotations

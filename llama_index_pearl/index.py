@@ -1,10 +1,12 @@
 """``PearlTableIndex``: tables in, an augmented and embedded unit corpus out.
 
-Index step. The offline build (paper Algorithm 1: load, serialize, discover join
+The offline build (paper Algorithm 1: load, serialize, discover join
 paths, generate questions, embed) lives in :mod:`~llama_index_pearl.build`, update
 planning in :mod:`~llama_index_pearl.incremental`, the file format in
 :mod:`~llama_index_pearl.persistence`, retrieval in :mod:`~llama_index_pearl.retriever`;
 this module holds the index object: its state, accessors, locks and entry points.
+
+Pipeline step: index (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.query_plan`)
 and updates (:mod:`~llama_index_pearl.incremental`) extend it with what they need,
 and ``PearlTableIndex`` satisfies both, so neither imports the index.
+
+Pipeline step: index state (docs/architecture.md).
 """
 
 from __future__ import annotations

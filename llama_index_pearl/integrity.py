@@ -6,6 +6,8 @@ size and SHA-256 as recorded at persist time, and the files against each other
 vector, graph nodes and paths name known tables). Every failure, malformed JSON
 included, is one :class:`IndexFileError` (a ``ValueError``) naming the file and
 the problem, never a ``KeyError`` on the first query.
+
+Pipeline step: index state (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ once: directly (an edge of the join graph), or through one intermediate table
 whether each join is declared (SQL foreign key), explicit (schema-level) or
 implicit (values/semantics only). Pure functions over a networkx graph built by
 :func:`llama_index_pearl.joins.build_join_graph`; no retrieval state.
+
+Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Resolution follows LlamaIndex's ``Settings`` convention with one deliberate chan
 an unset ``Settings.embed_model`` resolves to the bundled all-MiniLM-L6-v2, never
 to OpenAI (which fails offline), and an unset ``Settings.llm`` means "no LLM", the
 heuristic generator's path.
+
+Pipeline step: text and encoders (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ Tokenisation uses the model's own ``tokenizer.json`` (truncated to the model's
 256-token window, as sentence-transformers does). Single queries run on one
 thread (no thread team to wake on a busy machine); batches use ONNX Runtime's
 default threads.
+
+Pipeline step: text and encoders (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ without digests; their generator name is read as a spec).
 (:mod:`llama_index_pearl.atomic`); ``load`` verifies everything before use
 (:mod:`llama_index_pearl.integrity`). Loading reads JSON and FAISS's own binary
 format only; nothing is executed.
+
+Pipeline step: index state (docs/architecture.md).
 """
 
 from __future__ import annotations

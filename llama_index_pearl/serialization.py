@@ -14,6 +14,8 @@ Format (one block per view, blank line between blocks)::
     Table: <name>
     Columns: a | b | c
     1 | Joe | USA
+
+Pipeline step: text and encoders (docs/architecture.md).
 """
 
 from __future__ import annotations

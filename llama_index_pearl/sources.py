@@ -2,6 +2,8 @@
 
 Every loader reports the culprit by name: the file that cannot be read, the table
 whose id repeats, the column that appears twice.
+
+Pipeline step: tables (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ PostgreSQL tables are read from every non-system schema; a schema is a
 provenance (``database.schema``), and tables outside the default schema get the
 id ``schema.table``. Every failure is a ``ValueError`` naming the table, with the
 URL's password masked; a missing SQLite file is reported, never created.
+
+Pipeline step: tables (docs/architecture.md).
 """
 
 from __future__ import annotations

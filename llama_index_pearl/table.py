@@ -4,6 +4,8 @@ A :class:`Table` is an id, a pandas DataFrame with string column names, optional
 human metadata (title, description) and the foreign keys its source declared.
 Construction validates eagerly so that a bad table is reported by name before any
 embedding or LLM call is spent on it.
+
+Pipeline step: tables (docs/architecture.md).
 """
 
 from __future__ import annotations

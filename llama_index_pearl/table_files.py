@@ -7,6 +7,8 @@ delimiter is sniffed among ``,`` ``;`` tab and ``|``. All of it can be given
 with ``csv_options``. Cells that still do not decode become U+FFFD and a warning
 names the file. Both formats read at most ``max_rows`` rows (CSV: ``nrows``;
 Parquet: the leading row groups) and report the file's exact row count.
+
+Pipeline step: tables (docs/architecture.md).
 """
 
 from __future__ import annotations

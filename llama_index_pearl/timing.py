@@ -1,6 +1,6 @@
 """Stage timing and garbage-collector pauses shared by the build, join discovery and updates.
 
-Foundations step: imports nothing from the pipeline.
+Pipeline step: foundations (docs/architecture.md); imports nothing from the pipeline.
 """
 
 from __future__ import annotations

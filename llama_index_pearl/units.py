@@ -11,6 +11,8 @@ retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 
 Metadata is for people and for the retriever, never for the encoder: all keys are
 excluded from the embedded and the LLM text.
+
+Pipeline step: views and units (docs/architecture.md).
 """
 
 from __future__ import annotations

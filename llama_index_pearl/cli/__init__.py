@@ -11,6 +11,8 @@ pearl eval BENCH_DIR --method pearl|whole-table|bm25 [build options]
 The build options (``--llm-base``, ``--embed-model``, ``--budget``, ``--cache-dir``,
 ``--no-provenance``, ``--cross-source-joins``, ablations) are the same for ``index``
 and ``eval`` and map onto ``PearlTableIndex.from_tables``.
+
+Pipeline step: CLI (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``pearl demo``, ``index``, ``query`` and ``joins``: each a thin layer over the library."""
+"""``pearl demo``, ``index``, ``query`` and ``joins``: each a thin layer over the library.
+
+Pipeline step: CLI (docs/architecture.md).
+"""
 
 from __future__ import annotations
 

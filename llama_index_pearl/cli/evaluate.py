@@ -1,4 +1,7 @@
-"""``pearl eval``: build an index over a benchmark's tables and measure retrieval."""
+"""``pearl eval``: build an index over a benchmark's tables and measure retrieval.
+
+Pipeline step: CLI (docs/architecture.md).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ The build flags are derived from :class:`~llama_index_pearl.config.PearlConfig`'
 fields (name, type, default, help and range come from the field), and
 :func:`build_arguments` turns parsed arguments back into a config, so the command
 line builds exactly what the library builds and declares no option of its own.
+
+Pipeline step: CLI (docs/architecture.md).
 """
 
 from __future__ import annotations

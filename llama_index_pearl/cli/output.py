@@ -2,6 +2,8 @@
 
 Pure formatting over the library's results (``BuildReport``, the join graph,
 retrieved nodes); JSON output stays with the commands.
+
+Pipeline step: CLI (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ for several questions per table. :class:`LLMQueryGenerator` uses any LlamaIndex
 LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
 :func:`agenerate_all` / :func:`generate_all` run a generator over many requests
 with bounded concurrency, a crash-safe cache and a token report.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from llama_index_pearl.generation.base import (

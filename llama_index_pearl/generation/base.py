@@ -12,6 +12,8 @@ whether its answers are cached by default, its cache key, its prompt, its time
 limit per request, and how it is written down (:meth:`QueryGenerator.to_spec`)
 and rebuilt (:func:`generator_from_spec`, through :func:`register_generator`).
 The build, the runner and persistence call these methods and never inspect the class.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

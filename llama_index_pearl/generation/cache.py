@@ -11,6 +11,8 @@ A failing write (disk full, the folder under a file) never costs an answer: the
 entry stays in memory for this run, one warning names the file and the error,
 and later writes are not attempted. A line is used only if it holds an accepted
 answer with a non-empty question for every query; anything else is a miss.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ descriptive attributes of the far table, in plain words (``stadium_id`` ->
 "stadium"). Columns are the join keys plus the most distinctive descriptive
 columns, 3 to 5 per table. Output depends only on the tables, the path and the
 seed, so a rebuild reproduces it exactly.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

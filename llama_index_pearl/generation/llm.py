@@ -12,6 +12,8 @@ Example::
     llm = OpenAILike(model="qwen2.5-7b-instruct", api_base="http://localhost:8000/v1",
                      api_key="x", is_chat_model=True, max_retries=0, timeout=60)
     generator = LLMQueryGenerator(llm)
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

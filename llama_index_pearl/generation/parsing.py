@@ -5,6 +5,8 @@ bare object instead of ``{"questions": [...]}``, and invent or misplace column
 names. :func:`parse_answer` accepts all of that, validates every column against
 the tables' schemas and raises only :class:`ParseRejection` -- on any input -- so
 the caller can retry once with a corrective message and otherwise skip the path.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ these keep the same constraints in a few sentences and show only the rows that
 matter (join-overlapping rows first, cells clipped, a token budget for the data).
 Bump :data:`PROMPT_VERSION` whenever the wording or the data layout changes: it is
 part of the generation cache key, so cached answers to old prompts are not reused.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

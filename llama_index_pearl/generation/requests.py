@@ -1,4 +1,7 @@
-"""What a generator is asked and what it answers: path and single-table requests, generated queries, results."""
+"""What a generator is asked and what it answers: path and single-table requests, generated queries, results.
+
+Pipeline step: query generation (docs/architecture.md).
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ rows shown actually join; the rest keep their original order. A middle table
 takes the union of the overlaps of both its hops. Beyond the paper, rows matching
 the rows already chosen for the previous table rank first of all, so the LLM sees
 chains it can follow rather than two unrelated samples of overlapping rows.
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations

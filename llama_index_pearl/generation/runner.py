@@ -5,6 +5,8 @@ only bounds how many requests are in flight, serves and fills the cache, and tur
 anything unexpected into a skipped request so one path never stops a build. Many
 failing paths do: past the generator's ``max_failed_share`` the run raises
 :class:`GenerationFailed` (every accepted answer is in the cache by then).
+
+Pipeline step: query generation (docs/architecture.md).
 """
 
 from __future__ import annotations
