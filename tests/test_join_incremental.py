@@ -93,3 +93,15 @@ def test_lazy_greedy_counts_covered_tables_as_already_seen():
     assert [p.name for p in lazy_greedy([a, b], 1, 0.1)] == ["a"]
     # x and y are covered by existing paths: a gains 1.0, b gains 0.95 + 0.2
     assert [p.name for p in lazy_greedy([a, b], 1, 0.1, covered={"x", "y"})] == ["b"]
+
+
+def test_discovery_touching_a_table_scores_only_its_pairs(music_tables):
+    found = discover_join_paths(_tables(music_tables), HashingEmbedding(), touching=["ticket"])
+    assert found.edges and all("ticket" in e.tables for e in found.edges)
+
+
+def test_discovery_refuses_a_previous_graph_without_the_touched_tables(music_tables):
+    tables = _tables(music_tables)
+    old = discover_join_paths(tables, HashingEmbedding())
+    with pytest.raises(ValueError, match="previous needs touching"):
+        discover_join_paths(tables, HashingEmbedding(), previous=old.graph)

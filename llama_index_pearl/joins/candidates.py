@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ __all__ = [
     "keep_best_parents",
     "name_candidates",
     "score_candidates",
+    "strongest_first",
     "structural_candidates",
     "value_candidates",
 ]
@@ -339,8 +340,16 @@ def score_candidates(
                 declared=pattern == "declared",
             )
         )
-    edges.sort(key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
-    return edges
+    return strongest_first(edges)
+
+
+def strongest_first(edges: Iterable[CandidateEdge]) -> list[CandidateEdge]:
+    """Edges by descending f, ties by their column names, so every run lists them alike.
+
+    Args:
+        edges: Scored edges in any order.
+    """
+    return sorted(edges, key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
 
 
 def keep_best_parents(edges: Sequence[CandidateEdge], margin: float = PARENT_MARGIN) -> list[CandidateEdge]:
