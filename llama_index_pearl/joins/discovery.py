@@ -53,7 +53,7 @@ from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.candidates import CandidateEdge, strongest_first
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.joins.profiles import ColumnProfile, embed_profiles, profile_tables
+from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
 from llama_index_pearl.joins.selection import lazy_greedy
 from llama_index_pearl.models import resolve_embed_model
 from llama_index_pearl.table import Table
@@ -201,7 +201,7 @@ def discover_join_paths(
 ) -> JoinDiscovery:
     """Discover and select join paths over a table corpus (PEARL offline step 1).
 
-    One staged pipeline: profile -> embed -> candidates -> score -> paths -> select.
+    One staged pipeline: profile -> embed names -> candidates -> embed values -> score -> paths -> select.
     An incremental insert (paper appendix C.3) is the same pipeline with ``touching``:
     only candidate pairs with a column of those tables are scored, the edges and paths
     of ``previous`` are kept, and only new paths through a touched table compete for
@@ -236,11 +236,15 @@ def discover_join_paths(
     with gc_paused():
         with stage(seconds, "profile"):
             profiles = profile_tables(tables)
+        model = resolve_embed_model(embed_model) if len(tables) > 1 else None
         with stage(seconds, "embed"):
-            if len(tables) > 1:
-                embed_profiles([p for p in profiles if p.joinable], resolve_embed_model(embed_model), show_progress)
+            if model is not None:
+                embed_names([p for p in profiles if p.joinable], model, show_progress)
         with stage(seconds, "candidates"):
             pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
+        with stage(seconds, "embed"):  # only scoring reads value vectors: just the paired columns
+            if model is not None:
+                embed_values(_paired(profiles, pairs), model, show_progress)
         with stage(seconds, "score"):
             edges = cand.keep_best_parents(cand.score_candidates(profiles, pairs, cross_source_joins))
         with stage(seconds, "paths"):
@@ -315,6 +319,12 @@ def _candidate_pairs(
             if profiles[key[0]].table_id in wanted or profiles[key[1]].table_id in wanted
         }
     return pairs, tau_sim
+
+
+def _paired(profiles: Sequence[ColumnProfile], pairs: cand.Pairs) -> list[ColumnProfile]:
+    """Joinable profiles of the columns in some candidate pair, in profile order."""
+    paired = {i for key in pairs for i in key}
+    return [p for i, p in enumerate(profiles) if i in paired and p.joinable]
 
 
 def _path_pools(
