@@ -1,4 +1,4 @@
-"""Join-path discovery end to end: profiles -> candidate edges -> 2/3-hop paths -> lazy greedy.
+"""Join-path discovery, one staged pipeline for builds and inserts: profiles -> candidate edges -> paths -> lazy greedy.
 
 Thresholds (the paper leaves them open; chosen by measurement on the Spider
 benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
@@ -50,7 +50,13 @@ import networkx as nx
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins import candidates as cand
-from llama_index_pearl.joins.candidates import CandidateEdge, strongest_first
+from llama_index_pearl.joins.edges import (
+    CandidateEdge,
+    admissible_pairs,
+    keep_best_parents,
+    score_admissible,
+    strongest_first,
+)
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
@@ -242,11 +248,12 @@ def discover_join_paths(
                 embed_names([p for p in profiles if p.joinable], model, show_progress)
         with stage(seconds, "candidates"):
             pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
-        with stage(seconds, "embed"):  # only scoring reads value vectors: just the paired columns
+            admitted = admissible_pairs(profiles, pairs, cross_source_joins)
+        with stage(seconds, "embed"):  # only scoring reads value vectors: just the admitted pairs' columns
             if model is not None:
-                embed_values(_paired(profiles, pairs), model, show_progress)
+                embed_values(_paired(profiles, admitted), model, show_progress)
         with stage(seconds, "score"):
-            edges = cand.keep_best_parents(cand.score_candidates(profiles, pairs, cross_source_joins))
+            edges = keep_best_parents(score_admissible(profiles, admitted))
         with stage(seconds, "paths"):
             kept_edges, kept_paths = _kept(previous)
             pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
@@ -321,8 +328,8 @@ def _candidate_pairs(
     return pairs, tau_sim
 
 
-def _paired(profiles: Sequence[ColumnProfile], pairs: cand.Pairs) -> list[ColumnProfile]:
-    """Joinable profiles of the columns in some candidate pair, in profile order."""
+def _paired(profiles: Sequence[ColumnProfile], pairs: Collection[tuple[int, int]]) -> list[ColumnProfile]:
+    """Joinable profiles of the columns in some pair, in profile order."""
     paired = {i for key in pairs for i in key}
     return [p for i, p in enumerate(profiles) if i in paired and p.joinable]
 

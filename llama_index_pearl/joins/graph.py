@@ -14,7 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.candidates import CandidateEdge, strongest_first
+from llama_index_pearl.joins.edges import CandidateEdge, strongest_first
 from llama_index_pearl.joins.paths import JoinPath
 
 __all__ = [
