@@ -93,7 +93,7 @@ def test_unrelated_tables_give_an_empty_graph_and_a_warning(caplog):
 def test_a_single_table_works_and_is_not_embedded():
     result = discover_join_paths([Table("only", pd.DataFrame({"x": ["1"]}))], EMB)
     assert result.paths == [] and list(result.graph) == ["only"]
-    assert set(result.seconds) == {"profile", "embed", "candidates", "paths", "select"}
+    assert set(result.seconds) == {"profile", "embed", "candidates", "score", "paths", "select"}
 
 
 def test_graph_round_trips_through_json():

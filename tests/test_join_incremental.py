@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from embeddings import HashingEmbedding
+from embeddings import HashingEmbedding, TrigramEmbedding
 
 from llama_index_pearl.joins import (
     CandidateEdge,
@@ -93,3 +93,41 @@ def test_lazy_greedy_counts_covered_tables_as_already_seen():
     assert [p.name for p in lazy_greedy([a, b], 1, 0.1)] == ["a"]
     # x and y are covered by existing paths: a gains 1.0, b gains 0.95 + 0.2
     assert [p.name for p in lazy_greedy([a, b], 1, 0.1, covered={"x", "y"})] == ["b"]
+
+
+def test_discovery_touching_a_table_scores_only_its_pairs(music_tables):
+    found = discover_join_paths(_tables(music_tables), HashingEmbedding(), touching=["ticket"])
+    assert found.edges and all("ticket" in e.tables for e in found.edges)
+
+
+def test_discovery_refuses_a_previous_graph_without_the_touched_tables(music_tables):
+    tables = _tables(music_tables)
+    old = discover_join_paths(tables, HashingEmbedding())
+    with pytest.raises(ValueError, match="previous needs touching"):
+        discover_join_paths(tables, HashingEmbedding(), previous=old.graph)
+
+
+class _RecordingEmbedding(TrigramEmbedding):
+    """Remembers every text it is asked to embed."""
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        _EMBEDDED.extend(texts)
+        return super()._get_text_embeddings(texts)
+
+
+_EMBEDDED: list[str] = []
+
+
+def test_an_insert_embeds_only_the_values_of_the_pairs_it_scores():
+    owners = Table("owners", pd.DataFrame({"owner_id": [1, 2, 3], "city": ["Oslo", "Rome", "Lima"]}))
+    dogs = Table("dogs", pd.DataFrame({"dog_id": [11, 12, 13], "owner_id": [1, 2, 2]}))
+    visits = Table("visits", pd.DataFrame({"visit_id": [21, 22, 23, 24], "dog_id": [11, 11, 12, 13]}))
+    _EMBEDDED.clear()
+    found = discover_join_paths([owners, dogs, visits], _RecordingEmbedding(), touching=["visits"])
+    assert ("visits", "dog_id", "dogs", "dog_id") in {
+        (e.left_table, e.left_column, e.right_table, e.right_column) for e in found.edges
+    }
+    assert {"11", "21"} <= set(_EMBEDDED)  # dogs.dog_id, visits.visit_id
+    assert not {"oslo", "rome", "lima"} & {
+        text.lower() for text in _EMBEDDED
+    }  # owners.city pairs with no visits column

@@ -1,7 +1,7 @@
 """Join-path discovery (PEARL section 3.1.1): profiles, candidate edges, scoring, selection, join graph."""
 
-from llama_index_pearl.joins.candidates import CandidateEdge
 from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, build_paths, discover_join_paths
+from llama_index_pearl.joins.edges import CandidateEdge
 from llama_index_pearl.joins.evaluate import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins.graph import (
     build_join_graph,

@@ -1,4 +1,4 @@
-"""Candidate edges between columns of different tables: P_S, P_B and P_V, unioned (paper appendix B.1).
+"""Candidate column pairs between tables: P_S, P_B and P_V, unioned (paper appendix B.1).
 
 Every generator reaches its pairs through an index, never by comparing all
 column pairs: a name-token / table-name index for structural patterns (P_S,
@@ -7,7 +7,7 @@ embeddings (P_B, :mod:`~llama_index_pearl.joins.name_similarity`) and an inverte
 value index with a cap on posting-list length (P_V,
 :mod:`~llama_index_pearl.joins.value_overlap`). They share the accumulator of
 :mod:`~llama_index_pearl.joins.signals`; the union is then scored once per pair
-by :func:`score_candidates`.
+by :func:`~llama_index_pearl.joins.edges.score_candidates`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,13 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
 from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, singular, table_name_tokens
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
-from llama_index_pearl.table import Table, normalize_column_name, same_source
+from llama_index_pearl.table import Table, normalize_column_name
 
 __all__ = [
     "FLAT_LIMIT",
@@ -33,13 +31,10 @@ __all__ = [
     "MIN_JACCARD",
     "MIN_SHARED",
     "SIM_PERCENTILE",
-    "CandidateEdge",
     "Pairs",
     "Signals",
     "declared_candidates",
-    "keep_best_parents",
     "name_candidates",
-    "score_candidates",
     "structural_candidates",
     "value_candidates",
 ]
@@ -54,7 +49,6 @@ GENERIC_TOKENS = KEY_TOKENS | {
 }  # fmt: skip
 MAX_SAME_NAME_KEYS = 20  # a "specific" name that is the key of more tables than this is not specific
 MAX_SAME_NAME_GROUP = 10  # identical non-key names: pair all only in small groups
-PARENT_MARGIN = 0.1  # parents of one FK column scoring within this of the best are kept
 
 
 def _table_variants(tokens: tuple[str, ...]) -> dict[str, float]:
@@ -206,161 +200,3 @@ def declared_candidates(tables: Sequence[Table], profiles: Sequence[ColumnProfil
             pairs.setdefault(pair_key(i, j), Signals()).add_pattern("declared", i)
             found += 1
     return found
-
-
-@dataclass(frozen=True)
-class CandidateEdge:
-    """One scored column pair; ``left`` is the referencing (FK) side when known.
-
-    Args:
-        left_table: Table of the referencing column.
-        left_column: Referencing column.
-        right_table: Table of the referenced column.
-        right_column: Referenced column.
-        signals: Which generators found it: ``S`` structural, ``B`` name similarity, ``V`` value overlap,
-            ``D`` declared.
-        pattern: Strongest structural anchor (key of ``scoring.PATTERN_STRENGTH``) or ``None``.
-        s_str: Structural score.
-        s_sem: Semantic score.
-        s_ovlp: Overlap score.
-        jaccard: Estimated Jaccard of the value sets.
-        containment: Estimated containment of the left values in the right values.
-        explicit: Has a structural anchor (goes to the explicit pool), else implicit.
-        declared: Backed by a declared foreign key.
-        score: f(p) in the edge's own pool (computed, not passed).
-    """
-
-    left_table: str
-    left_column: str
-    right_table: str
-    right_column: str
-    signals: tuple[str, ...]
-    pattern: str | None
-    s_str: float
-    s_sem: float
-    s_ovlp: float
-    jaccard: float
-    containment: float
-    explicit: bool
-    declared: bool
-    score: float = 0.0
-
-    def __post_init__(self) -> None:
-        # f(p) in the edge's own pool, fixed once: sorting and thresholds read it many times.
-        f = scoring.explicit_score(self.s_str, self.s_ovlp) if self.explicit else self.implicit_f
-        object.__setattr__(self, "score", round(f, 4))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native fields (``score`` is derived, so it is left out)."""
-        data = asdict(self)
-        data.pop("score")
-        data["signals"] = list(self.signals)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CandidateEdge:
-        """Inverse of :meth:`to_dict`."""
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "score"}
-        known["signals"] = tuple(known.get("signals", ()))
-        return cls(**known)
-
-    @property
-    def implicit_f(self) -> float:
-        return scoring.implicit_score(self.s_sem, self.s_ovlp)
-
-    @property
-    def tables(self) -> tuple[str, str]:
-        return self.left_table, self.right_table
-
-
-def score_candidates(
-    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
-) -> list[CandidateEdge]:
-    """Score every candidate pair once; drop value-only pairs below the P_V cut-off.
-
-    Args:
-        profiles: All column profiles (embedded).
-        pairs: Candidates from the generators.
-        cross_source_joins: Pairs of columns from two different sources (declared keys
-            excepted): ``"evidence"`` keeps those that pass
-            :func:`~llama_index_pearl.joins.scoring.cross_source_evidence`,
-            ``"never"`` drops them all, ``"always"`` scores them like any pair.
-
-    Returns:
-        Scored edges, strongest first.
-    """
-    if cross_source_joins not in scoring.CROSS_SOURCE_POLICIES:
-        raise ValueError(
-            f"cross_source_joins must be one of {scoring.CROSS_SOURCE_POLICIES}, got {cross_source_joins!r}"
-        )
-    edges = []
-    for (i, j), sig in pairs.items():
-        a, b = profiles[i], profiles[j]
-        jac, c_ab, c_ba, shared = scoring.value_overlap(a, b)
-        if (
-            cross_source_joins != "always"
-            and sig.pattern != "declared"
-            and not same_source(a.source, b.source)
-            and (cross_source_joins == "never" or not scoring.cross_source_evidence(a, b, c_ab, c_ba, shared))
-        ):
-            continue
-        compatible = scoring.types_compatible(a, b)
-        pattern, referencing = sig.pattern, sig.referencing
-        direction = scoring.inclusion_anchor(a, b, c_ab, c_ba, shared)
-        if pattern is None and direction:
-            pattern, referencing = "inclusion", i if direction == 1 else j
-        if sig.sources == {"V"} and jac <= MIN_JACCARD and pattern is None:
-            continue
-        if referencing is None:
-            referencing = i if (a.distinct_ratio, a.table_id) <= (b.distinct_ratio, b.table_id) else j
-        left, right = (a, b) if referencing == i else (b, a)
-        s_str = scoring.structural_score(pattern, right, compatible)
-        if pattern is not None and pattern != "inclusion" and sig.strength:
-            s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
-        s_ovlp = scoring.overlap_score(jac, max(c_ab, c_ba))
-        if s_str <= 0 and (not compatible or scoring.coincidental_overlap(a, b)):
-            # no anchor, and the overlap is what chance gives (numbers inside a text column, small
-            # universes; scoring module docstring): it is no evidence of shared entities
-            s_ovlp = 0.0
-        edges.append(
-            CandidateEdge(
-                left_table=left.table_id,
-                left_column=left.column,
-                right_table=right.table_id,
-                right_column=right.column,
-                signals=tuple(sorted(sig.sources | ({"V"} if shared and jac > MIN_JACCARD else set()))),
-                pattern=pattern if s_str > 0 else None,
-                s_str=round(s_str, 4),
-                s_sem=round(scoring.semantic_score(a, b), 4),
-                s_ovlp=round(s_ovlp, 4),
-                jaccard=round(jac, 4),
-                containment=round(c_ab if referencing == i else c_ba, 4),
-                explicit=s_str > 0,
-                declared=pattern == "declared",
-            )
-        )
-    edges.sort(key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
-    return edges
-
-
-def keep_best_parents(edges: Sequence[CandidateEdge], margin: float = PARENT_MARGIN) -> list[CandidateEdge]:
-    """Drop explicit edges whose referencing column has a clearly better parent elsewhere.
-
-    A foreign key references one key. When ``Sections.course_id`` matches both
-    ``Courses.course_id`` (values identical) and another corpus's
-    ``course.Course_ID`` (values partly overlapping), only the first is kept;
-    parents within ``margin`` of the best are all kept, since the data cannot tell them apart.
-
-    Args:
-        edges: Scored edges.
-        margin: Largest f gap to the best parent that is still kept.
-
-    Returns:
-        The edges that survive, in input order.
-    """
-    best: dict[tuple[str, str], float] = {}
-    for e in edges:
-        if e.explicit and not e.declared:
-            key = (e.left_table, e.left_column)
-            best[key] = max(best.get(key, 0.0), e.score)
-    return [e for e in edges if not e.explicit or e.declared or e.score >= best[(e.left_table, e.left_column)] - margin]

@@ -1,4 +1,4 @@
-"""Join-path discovery end to end: profiles -> candidate edges -> 2/3-hop paths -> lazy greedy.
+"""Join-path discovery, one staged pipeline for builds and inserts: profiles -> candidate edges -> paths -> lazy greedy.
 
 Thresholds (the paper leaves them open; chosen by measurement on the Spider
 benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
@@ -41,9 +41,7 @@ precision was about 0.9.
 
 from __future__ import annotations
 
-import gc
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -52,13 +50,20 @@ import networkx as nx
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins import candidates as cand
-from llama_index_pearl.joins.candidates import CandidateEdge
-from llama_index_pearl.joins.graph import build_join_graph
+from llama_index_pearl.joins.edges import (
+    CandidateEdge,
+    admissible_pairs,
+    keep_best_parents,
+    score_admissible,
+    strongest_first,
+)
+from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.joins.profiles import ColumnProfile, embed_profiles, profile_tables
+from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
 from llama_index_pearl.joins.selection import lazy_greedy
 from llama_index_pearl.models import resolve_embed_model
 from llama_index_pearl.table import Table
+from llama_index_pearl.timing import gc_paused, stage
 
 __all__ = ["TAU_2H", "TAU_3H", "JoinDiscovery", "build_paths", "discover_join_paths"]
 
@@ -74,10 +79,10 @@ class JoinDiscovery:
     """What :func:`discover_join_paths` found.
 
     Args:
-        paths: Selected paths, explicit first, each in selection order.
-        edges: Every scored candidate column-pair edge, strongest first.
+        paths: Selected paths, explicit first, each in selection order (after an insert: the new ones).
+        edges: Every scored candidate column-pair edge, strongest first (after an insert: the new ones).
         graph: Table graph over the edges that passed ``tau_2h``.
-        seconds: Wall time per stage: profile, embed, candidates, paths, select.
+        seconds: Wall time per stage: profile, embed, candidates, score, paths, select.
         candidate_paths: Size of each pool before selection (``explicit``/``implicit``).
         name_threshold: The adaptive P_B threshold used.
     """
@@ -197,13 +202,22 @@ def discover_join_paths(
     use_declared: bool = True,
     cross_source_joins: str = "evidence",
     show_progress: bool = False,
+    touching: Collection[str] | None = None,
+    previous: nx.Graph | None = None,
 ) -> JoinDiscovery:
     """Discover and select join paths over a table corpus (PEARL offline step 1).
 
+    One staged pipeline: profile -> embed names -> candidates -> embed values -> score -> paths -> select.
+    An incremental insert (paper appendix C.3) is the same pipeline with ``touching``:
+    only candidate pairs with a column of those tables are scored, the edges and paths
+    of ``previous`` are kept, and only new paths through a touched table compete for
+    the budget those paths leave.
+
     Args:
-        tables: The corpus.
+        tables: The corpus (after an insert: existing and new tables).
         embed_model: Embedding model for names and values; ``None`` resolves the default (MiniLM).
-        budget: Paths selected per pool (K); ``None``: every candidate path, ranked.
+        budget: Paths selected per pool (K), kept paths of ``previous`` included;
+            ``None``: every candidate path, ranked.
         lambda_div: Weight of newly covered tables in the selection gain.
         tau_2h: Minimum f of a 2-hop path.
         tau_3h: Minimum f of each hop of a 3-hop path (should exceed ``tau_2h``).
@@ -211,101 +225,88 @@ def discover_join_paths(
         cross_source_joins: ``"evidence"`` (joins across two sources need value evidence),
             ``"never"`` or ``"always"`` (provenance ignored).
         show_progress: Show embedding progress bars.
+        touching: Ids of the tables whose joins are wanted (the added ones); ``None``: all.
+        previous: The join graph before the insert (from :func:`build_join_graph`), over
+            tables outside ``touching``; needs ``touching``.
 
     Returns:
-        A :class:`JoinDiscovery` with the selected paths, scored edges, the join graph and timings.
+        A :class:`JoinDiscovery`: the newly selected paths, the newly scored edges, the
+        join graph (kept and new edges and paths) and timings.
+
+    Raises:
+        ValueError: ``previous`` without ``touching``, a touched id not among ``tables``,
+            or one already a node of ``previous``.
     """
-    # Profiling allocates millions of small dicts and lists that all stay alive; with the
-    # cyclic GC on, every collection rescans them and profiling turns super-linear.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _discover(
-            tables, embed_model, budget, lambda_div, tau_2h, tau_3h, use_declared, cross_source_joins, show_progress
-        )
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _discover(
-    tables: Sequence[Table],
-    embed_model: BaseEmbedding | None,
-    budget: int | None,
-    lambda_div: float,
-    tau_2h: float,
-    tau_3h: float,
-    use_declared: bool,
-    cross_source_joins: str,
-    show_progress: bool,
-) -> JoinDiscovery:
+    _check_scope(tables, touching, previous)
     seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    profiles = profile_tables(tables)
-    seconds["profile"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    if len(tables) > 1:
-        embed_profiles([p for p in profiles if p.joinable], resolve_embed_model(embed_model), show_progress)
-    seconds["embed"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    edges, tau_sim = _candidate_edges(tables, profiles, use_declared, cross_source_joins)
-    seconds["candidates"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    pool = build_paths(edges, tau_2h, tau_3h)
-    explicit = [p for p in pool if p.kind is JoinKind.EXPLICIT]
-    implicit = [p for p in pool if p.kind is JoinKind.IMPLICIT]
-    seconds["paths"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    selected = lazy_greedy(explicit, budget, lambda_div) + lazy_greedy(implicit, budget, lambda_div)
-    kept = [e for e in edges if e.score >= tau_2h or e.declared]
-    graph = build_join_graph([t.id for t in tables], kept, selected)
-    seconds["select"] = time.perf_counter() - t0
-
-    if not selected:
-        logger.warning(
-            "Join discovery found no join path among %d tables (%d candidate edges, none with f >= %.2f)",
-            len(tables),
-            len(edges),
-            tau_2h,
-        )
-    else:
-        logger.info(
-            "Join discovery: %d tables, %d candidate edges, %d explicit / %d implicit candidate paths, %d selected",
-            len(tables),
-            len(edges),
-            len(explicit),
-            len(implicit),
-            len(selected),
-        )
+    with gc_paused():
+        with stage(seconds, "profile"):
+            profiles = profile_tables(tables)
+        model = resolve_embed_model(embed_model) if len(tables) > 1 else None
+        with stage(seconds, "embed"):
+            if model is not None:
+                embed_names([p for p in profiles if p.joinable], model, show_progress)
+        with stage(seconds, "candidates"):
+            pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
+            admitted = admissible_pairs(profiles, pairs, cross_source_joins)
+        with stage(seconds, "embed"):  # only scoring reads value vectors: just the admitted pairs' columns
+            if model is not None:
+                embed_values(_paired(profiles, admitted), model, show_progress)
+        with stage(seconds, "score"):
+            edges = keep_best_parents(score_admissible(profiles, admitted))
+        with stage(seconds, "paths"):
+            kept_edges, kept_paths = _kept(previous)
+            pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
+        with stage(seconds, "select"):
+            selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
+            passed = [e for e in edges if e.score >= tau_2h or e.declared]
+            graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
+    _log_outcome(len(tables), edges, pools, selected, tau_2h, touching)
     return JoinDiscovery(
         paths=selected,
         edges=edges,
         graph=graph,
         seconds={k: round(v, 4) for k, v in seconds.items()},
-        candidate_paths={"explicit": len(explicit), "implicit": len(implicit)},
+        candidate_paths={kind.value: len(pools[kind]) for kind in JoinKind},
         name_threshold=tau_sim,
     )
 
 
-def _candidate_edges(
+def _check_scope(tables: Sequence[Table], touching: Collection[str] | None, previous: nx.Graph | None) -> None:
+    if touching is None:
+        if previous is not None:
+            raise ValueError("previous needs touching: the ids of the tables added since that graph")
+        return
+    ids = {t.id for t in tables}
+    if missing := sorted(set(touching) - ids):
+        raise ValueError(f"New table ids not in the corpus: {', '.join(missing)}")
+    if previous is not None and (present := sorted(t for t in set(touching) if t in previous)):
+        raise ValueError(f"Tables already in the join graph: {', '.join(present)}")
+
+
+def _kept(previous: nx.Graph | None) -> tuple[list[CandidateEdge], list[JoinPath]]:
+    """The edges and selected paths an insert keeps from the previous graph (none for a full discovery)."""
+    if previous is None:
+        return [], []
+    return edges_from_graph(previous), paths_from_graph(previous)
+
+
+def _candidate_pairs(
     tables: Sequence[Table],
     profiles: list[ColumnProfile],
     use_declared: bool,
-    cross_source_joins: str = "evidence",
-    touching: Collection[str] | None = None,
-) -> tuple[list[CandidateEdge], float]:
-    """Generate and score candidate edges; with ``touching``, only pairs with a column of those tables.
+    cross_source_joins: str,
+    touching: Collection[str] | None,
+) -> tuple[cand.Pairs, float]:
+    """Candidate column pairs (P_S, P_B, P_V and declared keys) and the adaptive P_B threshold.
 
-    The generators still see every profile (the adaptive P_B threshold and the
-    name and value indexes are corpus-wide, as in a full build); only scoring,
-    the expensive part, is restricted.
+    With ``touching``, only pairs with a column of those tables are kept. The
+    generators still see every profile (the adaptive P_B threshold and the name and
+    value indexes are corpus-wide, as in a full build); only scoring, the expensive
+    part, is restricted.
     """
     if len(tables) < 2:
-        return [], float("nan")
+        return {}, float("nan")
     if cross_source_joins == "always":  # provenance ignored: one unified pool, as in the paper
         for profile in profiles:
             profile.source = None
@@ -315,6 +316,8 @@ def _candidate_edges(
     cand.structural_candidates(profiles, pairs)
     tau_sim = cand.name_candidates(profiles, pairs)
     skipped = cand.value_candidates(profiles, pairs)
+    if skipped:
+        logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
     if touching is not None:
         wanted = set(touching)
         pairs = {
@@ -322,6 +325,63 @@ def _candidate_edges(
             for key, sig in pairs.items()
             if profiles[key[0]].table_id in wanted or profiles[key[1]].table_id in wanted
         }
-    if skipped:
-        logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
-    return cand.keep_best_parents(cand.score_candidates(profiles, pairs, cross_source_joins)), tau_sim
+    return pairs, tau_sim
+
+
+def _paired(profiles: Sequence[ColumnProfile], pairs: Collection[tuple[int, int]]) -> list[ColumnProfile]:
+    """Joinable profiles of the columns in some pair, in profile order."""
+    paired = {i for key in pairs for i in key}
+    return [p for i, p in enumerate(profiles) if i in paired and p.joinable]
+
+
+def _path_pools(
+    edges: Sequence[CandidateEdge],
+    tau_2h: float,
+    tau_3h: float,
+    touching: Collection[str] | None,
+    kept: Sequence[JoinPath],
+) -> dict[JoinKind, list[JoinPath]]:
+    """Candidate paths per pool; with ``touching``, only new paths through a touched table."""
+    paths = build_paths(edges, tau_2h, tau_3h)
+    if touching is not None:
+        wanted, kept_ids = set(touching), {p.path_id for p in kept}
+        paths = [p for p in paths if wanted & set(p.tables) and p.path_id not in kept_ids]
+    return {kind: [p for p in paths if p.kind is kind] for kind in JoinKind}
+
+
+def _select(
+    candidates: Sequence[JoinPath], kept: Sequence[JoinPath], kind: JoinKind, budget: int | None, lambda_div: float
+) -> list[JoinPath]:
+    """Lazy greedy over one pool; kept paths of that pool use up budget and count as covering their tables."""
+    existing = [p for p in kept if p.kind is kind]
+    covered = {t for p in existing for t in p.tables}
+    left = None if budget is None else max(0, budget - len(existing))
+    return lazy_greedy(candidates, left, lambda_div, covered=covered)
+
+
+def _log_outcome(
+    n_tables: int,
+    edges: Sequence[CandidateEdge],
+    pools: dict[JoinKind, list[JoinPath]],
+    selected: Sequence[JoinPath],
+    tau_2h: float,
+    touching: Collection[str] | None,
+) -> None:
+    scope = "" if touching is None else f" touching {len(touching)} new tables"
+    if not selected and touching is None:
+        logger.warning(
+            "Join discovery found no join path among %d tables (%d candidate edges, none with f >= %.2f)",
+            n_tables,
+            len(edges),
+            tau_2h,
+        )
+        return
+    logger.info(
+        "Join discovery%s: %d tables, %d candidate edges, %d explicit / %d implicit candidate paths, %d selected",
+        scope,
+        n_tables,
+        len(edges),
+        len(pools[JoinKind.EXPLICIT]),
+        len(pools[JoinKind.IMPLICIT]),
+        len(selected),
+    )

@@ -8,7 +8,6 @@ column pairs (``table.column``, case-insensitive column names).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
 from llama_index_pearl.table import normalize_column_name
+from llama_index_pearl.timing import stage
 
 __all__ = ["evaluate_join_discovery", "format_join_report", "prf", "score_discovery"]
 
@@ -150,15 +150,15 @@ def evaluate_join_discovery(
     from llama_index_pearl.sources import load_tables
 
     bench_dir = Path(bench_dir)
-    start = time.perf_counter()
-    tables = load_tables(bench_dir / "tables")
-    sources = _sources(bench_dir) if provenance else {}
-    for table in tables:
-        table.source = sources.get(table.id)
-    result = discover_join_paths(
-        tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
-    )
-    seconds = time.perf_counter() - start
+    seconds: dict[str, float] = {}
+    with stage(seconds, "total"):
+        tables = load_tables(bench_dir / "tables")
+        sources = _sources(bench_dir) if provenance else {}
+        for table in tables:
+            table.source = sources.get(table.id)
+        result = discover_join_paths(
+            tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
+        )
     return {
         "bench": bench_dir.name,
         "provenance": provenance,
@@ -166,7 +166,7 @@ def evaluate_join_discovery(
         "n_tables": len(tables),
         **score_discovery(result, bench_dir / "joins.jsonl"),
         "stage_seconds": result.seconds,
-        "seconds": round(seconds, 3),
+        "seconds": round(seconds["total"], 3),
     }
 
 

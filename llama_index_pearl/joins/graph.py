@@ -14,7 +14,7 @@ from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.candidates import CandidateEdge
+from llama_index_pearl.joins.edges import CandidateEdge, strongest_first
 from llama_index_pearl.joins.paths import JoinPath
 
 __all__ = [
@@ -91,9 +91,9 @@ def edges_from_graph(graph: nx.Graph) -> list[CandidateEdge]:
     Args:
         graph: A graph from :func:`build_join_graph`.
     """
-    edges = [CandidateEdge.from_dict(e) for _, _, data in graph.edges(data=True) for e in data.get("edges", [])]
-    edges.sort(key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
-    return edges
+    return strongest_first(
+        CandidateEdge.from_dict(e) for _, _, data in graph.edges(data=True) for e in data.get("edges", [])
+    )
 
 
 def graph_to_json(graph: nx.Graph) -> dict[str, Any]:

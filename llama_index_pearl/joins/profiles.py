@@ -113,7 +113,7 @@ class ColumnProfile:
         int_range: ``(min, max)`` of an int column's values, or of the counter of a
             prefixed code column (``ord-0001`` .. ``ord-0950``: a 1..n id in disguise), else ``None``.
         name_vec: Unit-norm name embedding (set by :func:`embed_profiles`).
-        value_vec: Unit-norm mean value embedding (set by :func:`embed_profiles`).
+        value_vec: Unit-norm mean value embedding (set by :func:`embed_values`; ``None`` without examples).
         source: Provenance of the owning table (``Table.source``; ``None``: unknown).
     """
 
@@ -285,33 +285,61 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def embed_profiles(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
-    """Set ``name_vec`` and ``value_vec`` on every profile, in two batched calls.
-
-    Identical texts are embedded once: column names and small values repeat a
-    lot across a corpus, so deduplication is the cheapest speed-up there is.
+    """Set ``name_vec`` and ``value_vec`` on every profile (:func:`embed_names`, then :func:`embed_values`).
 
     Args:
         profiles: Profiles to embed in place.
         embed_model: Any LlamaIndex embedding model.
         show_progress: Show LlamaIndex's progress bar.
     """
-    if not profiles:
-        return
+    embed_names(profiles, embed_model, show_progress)
+    embed_values(profiles, embed_model, show_progress)
+
+
+def embed_names(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
+    """Set ``name_vec`` on every profile, in one batched call over the distinct names.
+
+    Args:
+        profiles: Profiles to embed in place.
+        embed_model: Any LlamaIndex embedding model.
+        show_progress: Show LlamaIndex's progress bar.
+    """
     names = list(dict.fromkeys(p.name_text for p in profiles))
-    name_matrix = _unit_rows(np.asarray(embed_model.get_text_embedding_batch(names, show_progress=show_progress)))
-    name_row = {text: i for i, text in enumerate(names)}
-    values = list(dict.fromkeys(v for p in profiles for v in p.examples))
-    value_matrix = (
-        _unit_rows(np.asarray(embed_model.get_text_embedding_batch(values, show_progress=show_progress)))
-        if values
-        else np.zeros((0, name_matrix.shape[1]), dtype=np.float32)
-    )
-    value_row = {text: i for i, text in enumerate(values)}
-    zero = np.zeros(name_matrix.shape[1], dtype=np.float32)
+    matrix, row = _embed_distinct(names, embed_model, show_progress)
     for p in profiles:
-        p.name_vec = name_matrix[name_row[p.name_text]]
+        p.name_vec = matrix[row[p.name_text]]
+
+
+def embed_values(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
+    """Set ``value_vec`` (the normalised mean of the examples' embeddings) on every profile with examples.
+
+    Only scoring reads value vectors, so discovery embeds just the columns of
+    admitted candidate pairs: 449 of Spider's 1,144 distinct example values (with
+    provenance), 6,439 of FeTaQA's 12,050, and after an insert only those of pairs
+    touching the new tables.
+
+    Args:
+        profiles: Profiles to embed in place.
+        embed_model: Any LlamaIndex embedding model.
+        show_progress: Show LlamaIndex's progress bar.
+    """
+    values = list(dict.fromkeys(v for p in profiles for v in p.examples))
+    matrix, row = _embed_distinct(values, embed_model, show_progress)
+    for p in profiles:
         if p.examples:
-            mean = value_matrix[[value_row[v] for v in p.examples]].mean(axis=0)
+            mean = matrix[[row[v] for v in p.examples]].mean(axis=0)
             p.value_vec = _unit_rows(mean[None, :])[0]
-        else:
-            p.value_vec = zero
+
+
+def _embed_distinct(
+    texts: list[str], embed_model: BaseEmbedding, show_progress: bool
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Unit-norm embeddings of distinct texts and each text's row.
+
+    Column names and small values repeat a lot across a corpus, so callers pass
+    each text once: deduplication is the cheapest speed-up there is.
+    """
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32), {}
+    matrix = _unit_rows(np.asarray(embed_model.get_text_embedding_batch(texts, show_progress=show_progress)))
+    return matrix, {text: i for i, text in enumerate(texts)}

@@ -1,7 +1,7 @@
 """What the candidate generators (P_S, P_B, P_V, declared keys) record per column pair.
 
 Each generator adds to one shared accumulator, :data:`Pairs`, keyed by the
-ordered pair of profile indexes; :func:`~llama_index_pearl.joins.candidates.score_candidates`
+ordered pair of profile indexes; :func:`~llama_index_pearl.joins.edges.score_candidates`
 then scores every pair once.
 """
 

@@ -43,7 +43,7 @@ def value_candidates(
     Values held by more than ``max_posting`` columns are skipped: they are the
     '1', '0', 'yes' of the corpus and would make the index quadratic while
     saying nothing about joinability. The kept pairs are filtered later by
-    :func:`~llama_index_pearl.joins.candidates.score_candidates` (Jaccard > 0.10 or
+    :func:`~llama_index_pearl.joins.edges.score_candidates` (Jaccard > 0.10 or
     inclusion in a key).
 
     Args:

@@ -1,0 +1,253 @@
+"""Candidate pairs -> scored column-pair edges (paper section 3.1.1, appendix B.1).
+
+Scoring runs in two steps so discovery embeds only what it reads:
+:func:`admissible_pairs` keeps the pairs that may become edges (value evidence
+only, no embeddings), then :func:`score_admissible` computes S_str, S_sem, S_ovlp
+and f for them. :func:`keep_best_parents` then drops the weaker parents of a
+foreign-key column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from llama_index_pearl.joins import scoring
+from llama_index_pearl.joins.profiles import ColumnProfile
+from llama_index_pearl.joins.signals import Pairs, Signals
+from llama_index_pearl.joins.value_overlap import MIN_JACCARD
+from llama_index_pearl.table import same_source
+
+__all__ = [
+    "PARENT_MARGIN",
+    "Admitted",
+    "CandidateEdge",
+    "admissible_pairs",
+    "keep_best_parents",
+    "score_admissible",
+    "score_candidates",
+    "strongest_first",
+]
+
+PARENT_MARGIN = 0.1  # parents of one FK column scoring within this of the best are kept
+
+
+@dataclass(frozen=True)
+class CandidateEdge:
+    """One scored column pair; ``left`` is the referencing (FK) side when known.
+
+    Args:
+        left_table: Table of the referencing column.
+        left_column: Referencing column.
+        right_table: Table of the referenced column.
+        right_column: Referenced column.
+        signals: Which generators found it: ``S`` structural, ``B`` name similarity, ``V`` value overlap,
+            ``D`` declared.
+        pattern: Strongest structural anchor (key of ``scoring.PATTERN_STRENGTH``) or ``None``.
+        s_str: Structural score.
+        s_sem: Semantic score.
+        s_ovlp: Overlap score.
+        jaccard: Estimated Jaccard of the value sets.
+        containment: Estimated containment of the left values in the right values.
+        explicit: Has a structural anchor (goes to the explicit pool), else implicit.
+        declared: Backed by a declared foreign key.
+        score: f(p) in the edge's own pool (computed, not passed).
+    """
+
+    left_table: str
+    left_column: str
+    right_table: str
+    right_column: str
+    signals: tuple[str, ...]
+    pattern: str | None
+    s_str: float
+    s_sem: float
+    s_ovlp: float
+    jaccard: float
+    containment: float
+    explicit: bool
+    declared: bool
+    score: float = 0.0
+
+    def __post_init__(self) -> None:
+        # f(p) in the edge's own pool, fixed once: sorting and thresholds read it many times.
+        f = scoring.explicit_score(self.s_str, self.s_ovlp) if self.explicit else self.implicit_f
+        object.__setattr__(self, "score", round(f, 4))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native fields (``score`` is derived, so it is left out)."""
+        data = asdict(self)
+        data.pop("score")
+        data["signals"] = list(self.signals)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CandidateEdge:
+        """Inverse of :meth:`to_dict`."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "score"}
+        known["signals"] = tuple(known.get("signals", ()))
+        return cls(**known)
+
+    @property
+    def implicit_f(self) -> float:
+        return scoring.implicit_score(self.s_sem, self.s_ovlp)
+
+    @property
+    def tables(self) -> tuple[str, str]:
+        return self.left_table, self.right_table
+
+
+def score_candidates(
+    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
+) -> list[CandidateEdge]:
+    """Score every candidate pair once: :func:`admissible_pairs`, then :func:`score_admissible`.
+
+    Args:
+        profiles: All column profiles (embedded).
+        pairs: Candidates from the generators.
+        cross_source_joins: As in :func:`admissible_pairs`.
+
+    Returns:
+        Scored edges, strongest first.
+    """
+    return score_admissible(profiles, admissible_pairs(profiles, pairs, cross_source_joins))
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A candidate pair that may become an edge, with what its scoring reuses.
+
+    Args:
+        signals: What the generators found.
+        overlap: ``(jaccard, containment i in j, containment j in i, shared)`` of the samples.
+        pattern: Structural anchor (``"inclusion"`` when only the values anchor it), or ``None``.
+        referencing: Profile index of the FK side, when the anchor says.
+    """
+
+    signals: Signals
+    overlap: tuple[float, float, float, int]
+    pattern: str | None
+    referencing: int | None
+
+
+def admissible_pairs(
+    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
+) -> dict[tuple[int, int], Admitted]:
+    """The pairs that become edges; needs no embeddings (discovery embeds only their values).
+
+    Args:
+        profiles: All column profiles.
+        pairs: Candidates from the generators.
+        cross_source_joins: Pairs of columns from two different sources (declared keys
+            excepted): ``"evidence"`` keeps those that pass
+            :func:`~llama_index_pearl.joins.scoring.cross_source_evidence`,
+            ``"never"`` drops them all, ``"always"`` scores them like any pair.
+
+    Returns:
+        The admitted pairs; value-only pairs below the P_V cut-off are dropped.
+    """
+    if cross_source_joins not in scoring.CROSS_SOURCE_POLICIES:
+        raise ValueError(
+            f"cross_source_joins must be one of {scoring.CROSS_SOURCE_POLICIES}, got {cross_source_joins!r}"
+        )
+    admitted = {}
+    for (i, j), sig in pairs.items():
+        a, b = profiles[i], profiles[j]
+        jac, c_ab, c_ba, shared = overlap = scoring.value_overlap(a, b)
+        if (
+            cross_source_joins != "always"
+            and sig.pattern != "declared"
+            and not same_source(a.source, b.source)
+            and (cross_source_joins == "never" or not scoring.cross_source_evidence(a, b, c_ab, c_ba, shared))
+        ):
+            continue
+        pattern, referencing = sig.pattern, sig.referencing
+        direction = scoring.inclusion_anchor(a, b, c_ab, c_ba, shared)
+        if pattern is None and direction:
+            pattern, referencing = "inclusion", i if direction == 1 else j
+        if sig.sources == {"V"} and jac <= MIN_JACCARD and pattern is None:
+            continue
+        admitted[(i, j)] = Admitted(sig, overlap, pattern, referencing)
+    return admitted
+
+
+def score_admissible(
+    profiles: Sequence[ColumnProfile], admitted: dict[tuple[int, int], Admitted]
+) -> list[CandidateEdge]:
+    """One edge per admitted pair (S_str, S_sem, S_ovlp, f).
+
+    Args:
+        profiles: All column profiles; those of admitted pairs embedded.
+        admitted: From :func:`admissible_pairs`.
+
+    Returns:
+        Scored edges, strongest first.
+    """
+    edges = []
+    for (i, j), pair in admitted.items():
+        a, b = profiles[i], profiles[j]
+        jac, c_ab, c_ba, shared = pair.overlap
+        compatible = scoring.types_compatible(a, b)
+        pattern, referencing, sig = pair.pattern, pair.referencing, pair.signals
+        if referencing is None:
+            referencing = i if (a.distinct_ratio, a.table_id) <= (b.distinct_ratio, b.table_id) else j
+        left, right = (a, b) if referencing == i else (b, a)
+        s_str = scoring.structural_score(pattern, right, compatible)
+        if pattern is not None and pattern != "inclusion" and sig.strength:
+            s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
+        s_ovlp = scoring.overlap_score(jac, max(c_ab, c_ba))
+        if s_str <= 0 and (not compatible or scoring.coincidental_overlap(a, b)):
+            # no anchor, and the overlap is what chance gives (numbers inside a text column, small
+            # universes; scoring module docstring): it is no evidence of shared entities
+            s_ovlp = 0.0
+        edges.append(
+            CandidateEdge(
+                left_table=left.table_id,
+                left_column=left.column,
+                right_table=right.table_id,
+                right_column=right.column,
+                signals=tuple(sorted(sig.sources | ({"V"} if shared and jac > MIN_JACCARD else set()))),
+                pattern=pattern if s_str > 0 else None,
+                s_str=round(s_str, 4),
+                s_sem=round(scoring.semantic_score(a, b), 4),
+                s_ovlp=round(s_ovlp, 4),
+                jaccard=round(jac, 4),
+                containment=round(c_ab if referencing == i else c_ba, 4),
+                explicit=s_str > 0,
+                declared=pattern == "declared",
+            )
+        )
+    return strongest_first(edges)
+
+
+def strongest_first(edges: Iterable[CandidateEdge]) -> list[CandidateEdge]:
+    """Edges by descending f, ties by their column names, so every run lists them alike.
+
+    Args:
+        edges: Scored edges in any order.
+    """
+    return sorted(edges, key=lambda e: (-e.score, e.left_table, e.left_column, e.right_table, e.right_column))
+
+
+def keep_best_parents(edges: Sequence[CandidateEdge], margin: float = PARENT_MARGIN) -> list[CandidateEdge]:
+    """Drop explicit edges whose referencing column has a clearly better parent elsewhere.
+
+    A foreign key references one key. When ``Sections.course_id`` matches both
+    ``Courses.course_id`` (values identical) and another corpus's
+    ``course.Course_ID`` (values partly overlapping), only the first is kept;
+    parents within ``margin`` of the best are all kept, since the data cannot tell them apart.
+
+    Args:
+        edges: Scored edges.
+        margin: Largest f gap to the best parent that is still kept.
+
+    Returns:
+        The edges that survive, in input order.
+    """
+    best: dict[tuple[str, str], float] = {}
+    for e in edges:
+        if e.explicit and not e.declared:
+            key = (e.left_table, e.left_column)
+            best[key] = max(best.get(key, 0.0), e.score)
+    return [e for e in edges if not e.explicit or e.declared or e.score >= best[(e.left_table, e.left_column)] - margin]
