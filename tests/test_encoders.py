@@ -7,7 +7,7 @@ import pytest
 from embeddings import HashingEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.models import default_embed_model, embed_model_name, encoder_window
+from llama_index_pearl.models import default_embed_model, embed_model_name, encoder_window, token_counter_for
 
 TEXTS = ["Which singer sang at Wembley?", "x", "Columns: singer_id | name\n1 | Joe Sharp " * 80]
 
@@ -35,6 +35,12 @@ def test_onnx_minilm_embeds_like_torch_minilm_including_truncated_texts(onnx_min
     reference = np.asarray(torch_minilm.get_text_embedding_batch(TEXTS))
     assert np.abs(onnx - reference).max() < 1e-5
     assert np.abs(np.asarray(onnx_minilm.get_query_embedding(TEXTS[0])) - reference[0]).max() < 1e-5
+
+
+def test_onnx_minilm_counts_tokens_as_the_models_transformers_tokenizer_does(onnx_minilm, torch_minilm, music_tables):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=onnx_minilm)
+    lines = [line for unit in index.units for line in unit.get_content().splitlines()] + TEXTS + ["Ünïcode café Ⅻ"]
+    assert token_counter_for(onnx_minilm)(lines) == token_counter_for(torch_minilm)(lines)
 
 
 def test_onnx_minilm_is_the_same_model_for_persistence_and_serialization(onnx_minilm):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,13 +97,11 @@ def configure_output(verbose: bool, quiet: bool) -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module="transformers|sentence_transformers|torch")
     for name in ("sentence_transformers", "transformers", "httpx", "faiss"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    try:
+    if "transformers" in sys.modules:  # else TRANSFORMERS_VERBOSITY above applies when (if) it is imported
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-    except ImportError:  # the encoder is not a transformers model
-        pass
 
 
 def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] = GROUPS) -> None:
