@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES
+from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS_SOURCE
+from llama_index_pearl.joins.selection import LAMBDA_DIV
 from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ
 from llama_index_pearl.table_files import CsvOptions
@@ -89,12 +90,12 @@ class PearlConfig:
     )
     augment: bool = _option(True, "discovery", "discover join paths and generate units (False: whole tables only)")
     budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
-    lambda_div: float = _option(0.1, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
+    lambda_div: float = _option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
     use_declared_joins: bool = _option(
         True, "discovery", "use foreign keys declared by SQL sources", flag="--no-declared-joins"
     )
     cross_source_joins: str = _option(
-        "evidence",
+        DEFAULT_CROSS_SOURCE,
         "discovery",
         "joins between tables of different sources (default: only on value evidence)",
         choices=CROSS_SOURCE_POLICIES,

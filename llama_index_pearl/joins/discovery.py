@@ -60,7 +60,8 @@ from llama_index_pearl.joins.edges import (
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
-from llama_index_pearl.joins.selection import lazy_greedy
+from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
+from llama_index_pearl.joins.selection import LAMBDA_DIV, lazy_greedy
 from llama_index_pearl.models import resolve_embed_model
 from llama_index_pearl.table import Table
 from llama_index_pearl.timing import gc_paused, stage
@@ -196,11 +197,11 @@ def discover_join_paths(
     embed_model: BaseEmbedding | None = None,
     *,
     budget: int | None = None,
-    lambda_div: float = 0.1,
+    lambda_div: float = LAMBDA_DIV,
     tau_2h: float = TAU_2H,
     tau_3h: float = TAU_3H,
     use_declared: bool = True,
-    cross_source_joins: str = "evidence",
+    cross_source_joins: str = DEFAULT_CROSS_SOURCE,
     show_progress: bool = False,
     touching: Collection[str] | None = None,
     previous: nx.Graph | None = None,

@@ -99,7 +99,7 @@ class CandidateEdge:
 
 
 def score_candidates(
-    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
+    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = scoring.DEFAULT_CROSS_SOURCE
 ) -> list[CandidateEdge]:
     """Score every candidate pair once: :func:`admissible_pairs`, then :func:`score_admissible`.
 
@@ -132,7 +132,7 @@ class Admitted:
 
 
 def admissible_pairs(
-    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = "evidence"
+    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = scoring.DEFAULT_CROSS_SOURCE
 ) -> dict[tuple[int, int], Admitted]:
     """The pairs that become edges; needs no embeddings (discovery embeds only their values).
 

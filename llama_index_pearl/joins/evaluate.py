@@ -15,6 +15,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
+from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.table import normalize_column_name
 from llama_index_pearl.timing import stage
 
@@ -127,7 +128,7 @@ def evaluate_join_discovery(
     use_declared: bool = False,
     *,
     provenance: bool = True,
-    cross_source_joins: str = "evidence",
+    cross_source_joins: str = DEFAULT_CROSS_SOURCE,
     budget: int | None = None,
 ) -> dict[str, Any]:
     """Discover joins over a benchmark's tables and score them against its declared FKs.

@@ -31,6 +31,7 @@ from llama_index_pearl.joins.profiles import ColumnProfile
 __all__ = [
     "CROSS_SOURCE_MIN_CONTAINMENT",
     "CROSS_SOURCE_POLICIES",
+    "DEFAULT_CROSS_SOURCE",
     "INCLUSION_MIN_CONTAINMENT",
     "PATTERN_STRENGTH",
     "coincidental_overlap",
@@ -64,6 +65,7 @@ FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or c
 # natural-key link (emails of subscribers among customers, ISO codes) resolves nearly all.
 CROSS_SOURCE_MIN_CONTAINMENT = 0.5
 CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
+DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
 
 _JOINABLE_TYPES = {
     ("int", "int"),

@@ -14,9 +14,11 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-__all__ = ["default_budget", "lazy_greedy", "resolve_budget", "split_by_budget"]
+__all__ = ["LAMBDA_DIV", "default_budget", "lazy_greedy", "resolve_budget", "split_by_budget"]
 
 P = TypeVar("P")
+
+LAMBDA_DIV = 0.1  # the paper's diversity weight λ_div (section 3.1.1)
 
 
 def default_budget(n_tables: int) -> int:
@@ -58,7 +60,7 @@ def resolve_budget(budget: int | None, n_tables: int, cost_per_path: float) -> i
 def lazy_greedy(
     candidates: Sequence[P],
     budget: int | None,
-    lambda_div: float = 0.1,
+    lambda_div: float = LAMBDA_DIV,
     *,
     score: Callable[[P], float] = lambda p: p.score,  # type: ignore[attr-defined]
     tables: Callable[[P], Iterable[Hashable]] = lambda p: p.tables,  # type: ignore[attr-defined]
