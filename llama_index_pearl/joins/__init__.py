@@ -1,4 +1,7 @@
-"""Join-path discovery (PEARL section 3.1.1): profiles, candidate edges, scoring, selection, join graph."""
+"""Join-path discovery (PEARL section 3.1.1): profiles, candidate edges, scoring, selection, join graph.
+
+Pipeline step: join discovery (docs/architecture.md).
+"""
 
 from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, build_paths, discover_join_paths
 from llama_index_pearl.joins.edges import CandidateEdge

@@ -8,6 +8,8 @@ value index with a cap on posting-list length (P_V,
 :mod:`~llama_index_pearl.joins.value_overlap`). They share the accumulator of
 :mod:`~llama_index_pearl.joins.signals`; the union is then scored once per pair
 by :func:`~llama_index_pearl.joins.edges.score_candidates`.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ value evidence (``cross_source_joins="evidence"``, see
 159 pooled databases, 1,275 of 1,338 false explicit table pairs joined two
 different databases through same-named 1..n keys; inside one database,
 precision was about 0.9.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Scoring runs in two steps so discovery embeds only what it reads:
 only, no embeddings), then :func:`score_admissible` computes S_str, S_sem, S_ovlp
 and f for them. :func:`keep_best_parents` then drops the weaker parents of a
 foreign-key column.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ Paths are built from pairwise edges, so updates stay local to edges:
   selected paths count as already covering their tables);
 * removing a table drops its node, its incident edges and every selected path
   through it; nothing else changes.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

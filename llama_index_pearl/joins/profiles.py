@@ -10,6 +10,8 @@ Why bottom-k: keeping the ``k`` distinct values with the smallest stable hash
 (crc32) gives every column a sample drawn with the *same* hash order, so two
 samples restricted to a common hash range estimate Jaccard and containment of
 the full value sets without bias (see :mod:`llama_index_pearl.joins.scoring`).
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

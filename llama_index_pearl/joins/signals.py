@@ -3,6 +3,8 @@
 Each generator adds to one shared accumulator, :data:`Pairs`, keyed by the
 ordered pair of profile indexes; :func:`~llama_index_pearl.joins.edges.score_candidates`
 then scores every pair once.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations

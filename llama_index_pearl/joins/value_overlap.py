@@ -13,6 +13,8 @@ holders with each other grows with the square of the list (measured on the
 synthetic lake: 0.26 M pairs at 1k tables, 10.7 M at 10k). The star keeps every
 foreign key -> key pair; two siblings still pair through values few other
 columns hold, and otherwise meet through the key's table as a 3-hop path.
+
+Pipeline step: join discovery (docs/architecture.md).
 """
 
 from __future__ import annotations
