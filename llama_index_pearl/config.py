@@ -24,7 +24,10 @@ from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
 from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ
 from llama_index_pearl.table_files import CsvOptions
 
-__all__ = ["GROUPS", "PearlConfig", "option_fields"]
+__all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
+
+# requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
+DEFAULT_CONCURRENCY = 4
 
 # Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), and where
 # needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
@@ -100,7 +103,9 @@ class PearlConfig:
         "joins between tables of different sources (default: only on value evidence)",
         choices=CROSS_SOURCE_POLICIES,
     )
-    concurrency: int = _option(4, "generation", "LLM requests in flight", min=1, persist=False, update=True)
+    concurrency: int = _option(
+        DEFAULT_CONCURRENCY, "generation", "LLM requests in flight", min=1, persist=False, update=True
+    )
     cache_dir: str | None = _option(
         None,
         "generation",

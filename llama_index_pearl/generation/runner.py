@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from llama_index_pearl.config import DEFAULT_CONCURRENCY
 from llama_index_pearl.generation.base import QueryGenerator, run_sync
 from llama_index_pearl.generation.cache import GenerationCache
 from llama_index_pearl.generation.prompts import build_messages
@@ -116,7 +117,7 @@ async def agenerate_all(
     generator: QueryGenerator,
     requests: Sequence[GenerationRequest],
     *,
-    concurrency: int = 4,
+    concurrency: int = DEFAULT_CONCURRENCY,
     cache: GenerationCache | str | os.PathLike[str] | None = None,
     show_progress: bool = False,
 ) -> GenerationRun:
@@ -217,7 +218,7 @@ def generate_all(
     generator: QueryGenerator,
     requests: Sequence[GenerationRequest],
     *,
-    concurrency: int = 4,
+    concurrency: int = DEFAULT_CONCURRENCY,
     cache: GenerationCache | str | os.PathLike[str] | None = None,
     show_progress: bool = False,
 ) -> GenerationRun:
