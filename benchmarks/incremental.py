@@ -67,7 +67,7 @@ def run(bench_dir: Path, fraction: float, seed: int, hashing: bool) -> dict[str,
         return index, time.perf_counter() - started
 
     incremental, initial_s = build(initial)
-    initial_requests = incremental.report.generation.get("paths", 0)
+    initial_requests = incremental.report.generation.get("requests", 0)
     started = time.perf_counter()
     update = incremental.insert_tables(inserted)
     insert_s = time.perf_counter() - started
@@ -77,7 +77,7 @@ def run(bench_dir: Path, fraction: float, seed: int, hashing: bool) -> dict[str,
     ranked_full, ranked_inc = _rankings(full, bench.queries), _rankings(incremental, bench.queries)
     by_id = {q.id: i for i, q in enumerate(bench.queries)}
     same = sum(ranked_full[i][:5] == ranked_inc[i][:5] for i in range(len(bench.queries)))
-    full_requests = full.report.generation.get("paths", 0)
+    full_requests = full.report.generation.get("requests", 0)
     return {
         "bench": bench.name,
         "encoder": "hashing" if hashing else "all-MiniLM-L6-v2",
