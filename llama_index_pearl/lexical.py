@@ -17,6 +17,8 @@ since questions say "pets" of a table named ``Pets`` or ``pet``.
 
 BM25 is the maintained ``bm25s`` library; the index is rebuilt from the unit
 texts (nothing extra is persisted, so a loaded index cannot disagree with its units).
+
+Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -14,13 +14,15 @@ stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
 node id are computed when the plan is built, join hints once per distinct result set.
+
+Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,7 +32,7 @@ from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.index_state import IndexState
 from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.lexical import LexicalScorer
-from llama_index_pearl.pooling import Memberships, Pooled, pool_all_units, pool_top_units
+from llama_index_pearl.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
 from llama_index_pearl.stores import PearlFaissStore
 
 __all__ = ["QueryPlan", "RetrievableIndex", "one_faiss_thread", "query_plan"]
@@ -192,33 +194,30 @@ class QueryPlan:
             k: Tables wanted.
             fetch: Units asked for in the top-n search.
             boost: Lexical score to add per unit (:meth:`lexical_boost`). A unit the
-                top-n missed may then outrank it, so every stored vector is scored:
-                the same work as FAISS's exact flat search, pooled exactly.
+                top-n missed may then outrank it, so every stored vector is scored
+                (the same work as FAISS's exact flat search) and the best fused units pooled.
         """
-        vector = np.asarray(query, dtype=np.float32).reshape(1, -1)
-        n = min(fetch, len(self.unit_ids))
-        if n == 0:
-            return []
-        if boost is not None:
-            return self._pool_everything(vector[0], k, boost)
-        with one_faiss_thread():
-            scores, faiss_ids = self._faiss.search(vector, n)
-        return self._pool(vector[0], scores[0], faiss_ids[0], k)
+        return self.search_many(np.asarray(query, dtype=np.float32).reshape(1, -1), k, fetch, [boost])[0]
 
     def search_many(
         self, queries: np.ndarray, k: int, fetch: int, boosts: Sequence[np.ndarray | None] | None = None
     ) -> list[list[Hit]]:
-        """:meth:`search` for a batch of query embeddings: one FAISS search for all of them."""
+        """:meth:`search` for a batch of query embeddings: one FAISS search for those without a boost."""
         vectors = np.ascontiguousarray(queries, dtype=np.float32)
         n = min(fetch, len(self.unit_ids))
         if n == 0:
             return [[] for _ in range(len(vectors))]
-        boosts = boosts if boosts is not None else [None] * len(vectors)
-        scores, faiss_ids = self._faiss.search(vectors, n)
-        return [
-            self._pool(v, s, f, k) if b is None else self._pool_everything(v, k, b)
-            for v, s, f, b in zip(vectors, scores, faiss_ids, boosts)
+        boosts = list(boosts) if boosts is not None else [None] * len(vectors)
+        results: list[list[Hit]] = [
+            [] if b is None else self._pool_everything(v, k, n, b) for v, b in zip(vectors, boosts)
         ]
+        dense = [i for i, b in enumerate(boosts) if b is None]
+        if dense:
+            with one_faiss_thread() if len(dense) == 1 else nullcontext():
+                scores, faiss_ids = self._faiss.search(vectors[dense], n)
+            for row, i in enumerate(dense):
+                results[i] = self._pool(vectors[i], scores[row], faiss_ids[row], k)
+        return results
 
     def _pool(self, query: np.ndarray, scores: np.ndarray, faiss_ids: np.ndarray, k: int) -> list[Hit]:
         kept = faiss_ids >= 0
@@ -234,15 +233,15 @@ class QueryPlan:
             unit_scores=lambda wanted: self._unit_scores(query, wanted),
         )
         if pooled is None:
-            return self._pool_everything(query, k, None)
+            return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
         return self.hits(pooled)
 
-    def _pool_everything(self, query: np.ndarray, k: int, boost: np.ndarray | None) -> list[Hit]:
-        """Exact pooling over every stored vector (plus the lexical boost, if any)."""
+    def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[Hit]:
+        """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first."""
         all_scores = (self._vectors() @ query)[self._unit_row]
         if boost is not None:
             all_scores = all_scores + boost
-        return self.hits(pool_all_units(all_scores, self.memberships, k))
+        return self.hits(pool_best_units(all_scores, self.memberships, k, fetch))
 
     def search_grouped(self, query: Sequence[float], k: int) -> list[Hit]:
         """Exact top-``k`` tables pooled by Qdrant's grouped search (see :mod:`llama_index_pearl.grouped_search`)."""
@@ -305,7 +304,11 @@ class QueryPlan:
         own = [h for h in hints if h.tables[-1] == table_id]
         if include_join_hints_in_text and own:
             text = f"{text}\n{format_join_hints(own)}"
-        node = TextNode(id_=node_id, text=text, metadata=metadata)
-        node.excluded_llm_metadata_keys = [key for key in metadata if key != "table_id"]
-        node.excluded_embed_metadata_keys = list(metadata)
-        return node
+        # excluded keys given to the constructor: assigned afterwards, each is validated again (pydantic)
+        return TextNode(
+            id_=node_id,
+            text=text,
+            metadata=metadata,
+            excluded_llm_metadata_keys=[key for key in metadata if key != "table_id"],
+            excluded_embed_metadata_keys=list(metadata),
+        )

@@ -27,6 +27,8 @@ by its words.
 Each returned table carries join hints (:mod:`llama_index_pearl.join_hints`)
 towards the other returned tables. Retrieval holds the index's read lock, so an
 ``insert_tables``/``delete_table`` applies before or after a query, never during.
+
+Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations

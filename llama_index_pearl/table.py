@@ -142,13 +142,23 @@ class Table:
                 return i
         raise KeyError(f"Table {self.id!r} has no column {column!r}")
 
+    def _position(self, column: str) -> int:
+        try:
+            return int(self.df.columns.get_loc(column))
+        except KeyError:
+            raise KeyError(f"Table {self.id!r} has no column {column!r}") from None
+
     def text_rows(self, rows: list[int] | None = None, columns: list[str] | None = None) -> list[list[str]]:
         """Cells as text for the given row positions and columns (default: all)."""
-        cols = self.columns if columns is None else columns
-        frame = self.df[cols] if columns is not None else self.df
+        frame = self.df
         if rows is not None:
-            frame = frame.iloc[rows]
-        return [[cell_text(v) for v in record] for record in frame.itertuples(index=False, name=None)]
+            contiguous = bool(rows) and rows == list(range(rows[0], rows[0] + len(rows)))
+            # a slice is a view; a row take (and a column take) copies every column, which on arrow-backed
+            # string columns cost 2-3x the whole rendering (spider's tables: 0.5 ms -> 0.2 ms per call)
+            frame = frame.iloc[rows[0] : rows[0] + len(rows)] if contiguous else frame.iloc[rows]
+        positions = range(frame.shape[1]) if columns is None else [self._position(c) for c in columns]
+        cells = [frame.iloc[:, p].tolist() for p in positions]
+        return [[cell_text(v) for v in record] for record in zip(*cells)] if cells else [[] for _ in range(len(frame))]
 
 
 def same_source(a: str | None, b: str | None) -> bool:

@@ -70,3 +70,25 @@ def test_the_architecture_map_names_every_module():
     doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     modules = {p.stem for p in PACKAGE.rglob("*.py") if p.stem not in ("__init__", "__main__")}
     assert sorted(m for m in modules if not re.search(rf"[`(, ]{m}[`,) ]", doc)) == []
+
+
+def _map_rows() -> dict[str, str]:
+    """Step name -> the modules cell of its row in docs/architecture.md."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|", doc, flags=re.MULTILINE)
+    return {step.lower(): modules for step, modules in rows if step not in ("step", "---")}
+
+
+def test_every_module_docstring_names_its_step_in_the_map():
+    rows = _map_rows()
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.stem in ("__init__", "__main__") and path.parent == PACKAGE:
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        found = re.search(r"Pipeline step: ([^(]+?) \(docs/architecture\.md\)", doc)
+        step = found.group(1).lower() if found else None
+        name = path.parent.name if path.stem in ("__init__", "__main__") else path.stem
+        if step not in rows or not re.search(rf"[`(, /]{name}[`,) /]", rows[step]):
+            wrong.append(f"{path.relative_to(PACKAGE)}: {step}")
+    assert wrong == []

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llama_index_pearl.pooling import Memberships, UnitHit, max_pool, pool_all_units, pool_top_units
+from llama_index_pearl.pooling import (
+    Memberships,
+    UnitHit,
+    max_pool,
+    pool_all_units,
+    pool_best_units,
+    pool_top_units,
+)
 
 
 @st.composite
@@ -62,6 +69,24 @@ def test_pooling_every_unit_vectorized_equals_brute_force(corpus, k):
     n_tables, unit_tables, scores = corpus
     memberships = Memberships.from_lists(unit_tables, n_tables)
     assert as_tuples(pool_all_units(scores, memberships, k)) == brute_force(unit_tables, scores, k)
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora(), st.integers(1, 6), st.integers(1, 30))
+def test_pooling_the_best_units_of_every_score_equals_brute_force(corpus, k, fetch):
+    n_tables, unit_tables, scores = corpus
+    memberships = Memberships.from_lists(unit_tables, n_tables)
+    assert as_tuples(pool_best_units(scores, memberships, k, fetch)) == brute_force(unit_tables, scores, k)
+
+
+def test_pooling_the_best_units_never_pools_every_unit_when_the_best_decide(monkeypatch):
+    import llama_index_pearl.pooling as pooling
+
+    monkeypatch.setattr(pooling, "pool_all_units", lambda *args: pytest.fail("pooled every unit"))
+    scores = np.linspace(1.0, 0.0, 1000, dtype=np.float32)
+    memberships = Memberships.from_lists([[u] for u in range(1000)], 1000)
+    pooled = pooling.pool_best_units(scores, memberships, 3, fetch=8)
+    assert [(p.table, p.unit) for p in pooled] == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_tables_of_one_joined_entry_are_settled_from_stored_scores_without_fetching_more():

@@ -130,3 +130,17 @@ def test_repeated_csv_headers_can_be_renamed_instead_of_refused(tmp_path):
     table = read_table_file(tmp_path / "wiki.csv", dedupe_columns=True)
     assert table.columns == ["Year", "Role", "role (2)"]
     assert table.df.iloc[0].tolist() == ["2001", "Hamlet", "lead"]
+
+
+def test_text_rows_of_any_rows_and_columns_match_the_frame_cell_by_cell():
+    df = pd.DataFrame({"id": [1, 2, 3, 4], "name": ["a", None, "c", "d"], "score": [1.0, 2.5, float("nan"), 4.0]})
+    table = Table(id="t", name="t", df=df)
+    assert table.text_rows([1, 2], ["score", "id"]) == [["2.5", "2"], ["", "3"]]
+    assert table.text_rows([3, 0], ["name"]) == [["d"], ["a"]]
+    assert table.text_rows() == [["1", "a", "1"], ["2", "", "2.5"], ["3", "c", ""], ["4", "d", "4"]]
+
+
+def test_text_rows_of_an_unknown_column_names_the_table():
+    table = Table(id="shop", name="shop", df=pd.DataFrame({"id": [1]}))
+    with pytest.raises(KeyError, match="shop.*price"):
+        table.text_rows([0], ["price"])

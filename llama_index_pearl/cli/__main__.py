@@ -1,4 +1,7 @@
-"""``python -m llama_index_pearl.cli`` is ``pearl``."""
+"""``python -m llama_index_pearl.cli`` is ``pearl``.
+
+Pipeline step: CLI (docs/architecture.md).
+"""
 
 import sys
 
