@@ -11,7 +11,9 @@ questions:
 
 as p50/p95/p99 in ms, plus ``b - a`` of the medians. ``--synthetic N`` adds (c) on
 an index of N random unit vectors (one original unit per table, joined entries
-of 2-3 tables), searched with random queries. ``--load`` runs a second process
+of 2-3 tables), searched with random queries, once sharing no word with the
+units (the top-n search) and once naming two of their words (lexical evidence:
+every vector scored, the best fused units pooled). ``--load`` runs a second process
 that burns one core while measuring, for the tail under load. A build also
 reports its embedding throughput against the encoder's raw throughput on the
 same unit texts.
@@ -119,28 +121,44 @@ def synthetic_index(n_units: int, dim: int = 384, seed: int = 0) -> PearlTableIn
 
 
 def _synthetic_unit(key: str, table_ids: list[str], kind: str) -> TextNode:
-    """A unit with the metadata retrieval reads; its text is never embedded (the vector is random)."""
+    """A unit with the metadata retrieval reads; its text (two of ``VOCABULARY`` words) only feeds BM25."""
     metadata = {"table_ids": table_ids, "kind": kind, "path_id": None, "question": None}
-    return TextNode(id_=unit_id(kind, table_ids, key), text=key, metadata=metadata)
+    number = int(key[1:]) * (1 if key[0] == "o" else 7)
+    words = f"{VOCABULARY[number % len(VOCABULARY)]} {VOCABULARY[(number // 3 + 1) % len(VOCABULARY)]}"
+    return TextNode(id_=unit_id(kind, table_ids, key), text=words, metadata=metadata)
+
+
+# made-up words: each names about 1 in 1,000 synthetic units, as a table or column name does in a large pool
+VOCABULARY = [f"word{i}x" for i in range(1000)]
 
 
 def measure_overhead_only(index: PearlTableIndex, n_queries: int, k: int) -> dict[str, Any]:
     retriever = index.as_retriever(similarity_top_k=k)
     bundles = [QueryBundle(query_str=f"query {i}", embedding=index.embed_query(f"query {i}")) for i in range(n_queries)]
+    # questions naming two vocabulary words: lexical evidence, so every stored vector is scored and the best pooled
+    worded = [
+        QueryBundle(query_str=f"{VOCABULARY[i % 997]} {VOCABULARY[(5 * i) % 1000]}", embedding=b.embedding)
+        for i, b in enumerate(bundles)
+    ]
     prepare = timed(lambda: retriever.retrieve(bundles[0]))  # builds the query plan (table texts, arrays)
     for bundle in bundles[:5]:
         retriever.retrieve(bundle)
     search = index.vector_index.vector_store.client
-    store_only, store_cpu, overhead, overhead_cpu = [], [], [], []
-    for bundle in bundles:
+    prepare_lexical = timed(lambda: retriever.retrieve(worded[0]))  # builds the BM25 index of the units
+    store_only, store_cpu, overhead, overhead_cpu, lexical, lexical_cpu = [], [], [], [], [], []
+    for bundle, words in zip(bundles, worded):
         vector = np.asarray([bundle.embedding], dtype=np.float32)
         with one_faiss_thread():
             store_only.append(timed(lambda v=vector: search.search(v, max(32, 4 * k)), store_cpu))
         overhead.append(timed(lambda b=bundle: retriever.retrieve(b), overhead_cpu))
+        lexical.append(timed(lambda b=words: retriever.retrieve(b), lexical_cpu))
     result = {
         "first_query_ms": round(prepare, 1),
+        "first_lexical_query_ms": round(prepare_lexical, 1),
         "c_overhead": percentiles(overhead),
         "c_overhead_cpu": percentiles(overhead_cpu),
+        "c_overhead_lexical": percentiles(lexical),
+        "c_overhead_lexical_cpu": percentiles(lexical_cpu),
         "faiss_search_alone": percentiles(store_only),
         "faiss_search_alone_cpu": percentiles(store_cpu),
     }
