@@ -310,11 +310,11 @@ def pool_all_units(scores: np.ndarray, memberships: Memberships, k: int) -> list
 def pool_best_units(scores: np.ndarray, memberships: Memberships, k: int, fetch: int) -> list[Pooled]:
     """Exact top-``k`` tables from every unit's score, pooling only the best units.
 
-    Equal to :func:`pool_all_units`, at a cost that does not grow with the number
-    of tables: the best ``fetch`` units are picked by partial sort and pooled by
-    :func:`pool_top_units` (the scores of any unit are at hand for tie-breaks);
-    four times as many while they cannot decide, every unit at the last. At 100,000
-    units, pooling every unit took 72 ms against 6.4 ms for scoring them.
+    Equal to :func:`pool_all_units`, but only a partial sort (linear, vectorized)
+    touches every unit: the best ``fetch`` units are pooled by :func:`pool_top_units`
+    (the score of any unit is at hand for tie-breaks), four times as many while
+    they cannot decide, every unit at the last. At 100,000 units, pooling every
+    unit took 72 ms against 6.4 ms for computing the scores (numpy, 2-core machine).
 
     Args:
         scores: One score per unit number.

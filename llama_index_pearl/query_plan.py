@@ -8,7 +8,7 @@ store (:class:`~llama_index_pearl.stores.PearlFaissStore`), searches the FAISS
 index directly: one top-n search, ties settled from the stored vectors of the
 tied tables (:func:`~llama_index_pearl.pooling.pool_top_units`), and in the rare
 case the top-n cannot decide (fewer than k tables, or a tie at its last score)
-one pass scoring every stored vector (:func:`~llama_index_pearl.pooling.pool_all_units`).
+one pass scoring every stored vector, its best units pooled (:func:`~llama_index_pearl.pooling.pool_best_units`).
 A Qdrant store pools on the server (:mod:`llama_index_pearl.grouped_search`); other
 stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
