@@ -37,6 +37,30 @@ def test_onnx_minilm_embeds_like_torch_minilm_including_truncated_texts(onnx_min
     assert np.abs(np.asarray(onnx_minilm.get_query_embedding(TEXTS[0])) - reference[0]).max() < 1e-5
 
 
+def test_onnx_runs_hold_at_most_the_token_budget_and_give_the_vectors_of_one_text_at_a_time(onnx_minilm):
+    from llama_index_pearl.onnx_encoder import TOKENS_PER_RUN
+
+    encoder = onnx_minilm._model
+    shapes = []
+    batch = encoder._batch
+
+    class Recording:
+        def run(self, outputs, feed):
+            shapes.append(feed["input_ids"].shape)
+            return batch.run(outputs, feed)
+
+    texts = [f"Columns: id | name\n{i} | row {i} " * (1 + i % 40) for i in range(30)] + ["short"] * 70
+    encoder._batch = Recording()
+    try:
+        together = encoder.encode(texts, batch_size=64)
+    finally:
+        encoder._batch = batch
+    alone = np.stack([encoder.encode([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+    assert all(rows * width <= TOKENS_PER_RUN and rows <= 64 for rows, width in shapes)
+    assert max(rows for rows, _ in shapes) == 64  # short texts still run 64 at a time
+
+
 def test_onnx_minilm_counts_tokens_as_the_models_transformers_tokenizer_does(onnx_minilm, torch_minilm, music_tables):
     index = PearlTableIndex.from_tables(music_tables, embed_model=onnx_minilm)
     lines = [line for unit in index.units for line in unit.get_content().splitlines()] + TEXTS + ["Ünïcode café Ⅻ"]

@@ -22,6 +22,33 @@ def test_tokens_are_lower_case_singular_and_without_stop_words():
     assert lexical_tokens(["The Pets of the Students"]) == [["pet", "student"]]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Which singers performed at Stadium_Name 'Hampden Park' in 2014?",
+        "Table: car_makers\nColumns: Id | Maker | FullName | Country\n1 | amc | American Motor Company | 1",
+        "Has_Pet carMakers HTTPServer über-Straße, naïve cafés; x y 42 7",
+        "",
+        "the of and AND The",
+        "classes glasses boxes churches wishes countries is bus ss",
+    ],
+)
+def test_tokens_are_those_of_bm25s_tokenize_with_the_same_rules(text):
+    import bm25s
+
+    from llama_index_pearl.joins.profiles import singular
+
+    expected = bm25s.tokenize(
+        [split_identifiers(text)],
+        token_pattern=r"(?u)\b\w\w+\b",
+        stopwords="en",
+        stemmer=lambda tokens: [singular(t) for t in tokens],
+        return_ids=False,
+        show_progress=False,
+    )
+    assert lexical_tokens([text]) == expected
+
+
 def test_scores_are_relative_to_the_best_matching_document():
     scorer = LexicalScorer(["a", "b", "c"], ["pet owners", "pet pet type", "concert stadium"])
     scores = scorer.scores("which pet type")
