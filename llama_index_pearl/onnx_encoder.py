@@ -112,15 +112,25 @@ class _Encoder:
         self._fast = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._fast.enable_truncation(self.max_seq_length)
         self._fast.no_padding()  # each batch is padded to its own longest text
-        single = onnxruntime.SessionOptions()
-        single.intra_op_num_threads = 1
-        single.inter_op_num_threads = 1
-        providers = ["CPUExecutionProvider"]
-        self._single = onnxruntime.InferenceSession(str(onnx_path), single, providers=providers)
+        self._onnx_path = onnx_path
+        self._single: Any = None  # made on the first single-text call: a build never needs it (0.2 s)
         batch = onnxruntime.SessionOptions()
         batch.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy machine
-        self._batch = onnxruntime.InferenceSession(str(onnx_path), batch, providers=providers)
+        self._batch = onnxruntime.InferenceSession(str(onnx_path), batch, providers=["CPUExecutionProvider"])
         self.dimension = int(json.loads((model_dir / "config.json").read_text()).get("hidden_size", 384))
+
+    def _single_session(self) -> Any:
+        """The session for one text at a time (queries): one thread, so there is no thread team to wake."""
+        if self._single is None:
+            import onnxruntime
+
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            self._single = onnxruntime.InferenceSession(
+                str(self._onnx_path), options, providers=["CPUExecutionProvider"]
+            )
+        return self._single
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, **_: Any) -> np.ndarray:
         """Normalised embeddings, one row per text.
@@ -141,7 +151,7 @@ class _Encoder:
                 for name in INPUTS:
                     values = getattr(encodings[i], _FIELD[name])
                     feed[name][row, : len(values)] = values
-            session = self._single if len(chunk) == 1 else self._batch
+            session = self._single_session() if len(texts) == 1 else self._batch
             out[chunk] = session.run(None, feed)[0]
         return out
 

@@ -75,7 +75,7 @@ from llama_index_pearl.models import (
     resolve_llm,
     same_encoder,
 )
-from llama_index_pearl.stores import ID_MAP_FILE, PearlFaissStore, index_dimension, store_dimension
+from llama_index_pearl.stores import ID_MAP_FILE, KeepUnitsWhole, PearlFaissStore, index_dimension, store_dimension
 from llama_index_pearl.table import ForeignKey, Table
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
@@ -329,7 +329,9 @@ def load_index(
     try:
         # the docstore keeps every unit even for stores that hold text (Qdrant): the
         # retriever, persistence and incremental updates read units from it
-        vector_index = load_index_from_storage(storage_context, embed_model=model, store_nodes_override=True)
+        vector_index = load_index_from_storage(
+            storage_context, embed_model=model, store_nodes_override=True, transformations=[KeepUnitsWhole()]
+        )
     except Exception as exc:
         raise ValueError(f"Corrupted LlamaIndex stores ({DOCSTORE}, {index_store}) in {str(folder)!r}: {exc}") from exc
     with reading(folder / DOCSTORE):

@@ -13,8 +13,7 @@ A Qdrant store pools on the server (:mod:`llama_index_pearl.grouped_search`); ot
 stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
-node id are computed once (the first time the table is returned), join hints once
-per distinct result set.
+node id are computed when the plan is built, join hints once per distinct result set.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -126,14 +125,18 @@ class QueryPlan:
             lists.append([number[t] for t in table_ids])
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
-        # a table's text is rendered the first time it is returned (0.1-0.3 ms, mostly pandas), then kept, also
-        # across updates while the table is unchanged: rendering all up front made the first query after loading
-        # the 25,000-table synthetic index take 6.8 s
+        # every table's text up front, kept across updates while the table is unchanged. Rendered on first return
+        # instead, the 25,000-table synthetic index paid it in its queries: (c) beyond the search 1.7 -> 3.6 ms p50,
+        # for thousands of queries, to save its first query 6.8 s
         reusable = previous._texts if previous is not None else {}
-        tables = index.tables
-        self._texts: dict[str, tuple[Any, str, str]] = {
-            table_id: old for table_id, old in reusable.items() if tables.get(table_id) is old[0]
-        }
+        self._texts: dict[str, tuple[Any, str, str]] = {}
+        for table_id, table in index.tables.items():
+            old = reusable.get(table_id)
+            if old is not None and old[0] is table:
+                self._texts[table_id] = old
+            else:
+                node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
+                self._texts[table_id] = (table, node_id, index.table_text(table_id))
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
         self._lexical: LexicalScorer | None = None
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
@@ -286,14 +289,6 @@ class QueryPlan:
         hops = [{**hop, "column_pairs": [list(pair) for pair in hop["column_pairs"]]} for hop in data["hops"]]
         return {"tables": list(data["tables"]), "via": data["via"], "hops": hops}
 
-    def _table_text(self, table_id: str) -> tuple[Any, str, str]:
-        """The table, its result node id and its text; rendered on first use (concurrent first uses render twice)."""
-        entry = self._texts.get(table_id)
-        if entry is None:
-            node_id = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
-            entry = self._texts[table_id] = (self._index.tables[table_id], node_id, self._index.table_text(table_id))
-        return entry
-
     def _node(self, hit: Hit, hints: list[JoinHint], include_join_hints_in_text: bool) -> TextNode:
         table_id, _, unit_id = hit
         kind, unit_tables, question = self._unit_meta.get(unit_id, (None, [], None))
@@ -305,7 +300,7 @@ class QueryPlan:
             "matched_question": question,
             "join_hints": [self._hint_dict(h) for h in hints],
         }
-        _, node_id, text = self._table_text(table_id)
+        _, node_id, text = self._texts[table_id]
         # in the text, a hint follows the later-ranked of its two tables, so a context that
         # concatenates the nodes (query/chat engines) reads each join once
         own = [h for h in hints if h.tables[-1] == table_id]

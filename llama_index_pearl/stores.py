@@ -22,12 +22,13 @@ import numpy as np
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.schema import BaseNode, TextNode
+from llama_index.core.schema import BaseNode, TextNode, TransformComponent
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from llama_index.vector_stores.faiss import FaissMapVectorStore
 
 __all__ = [
     "ID_MAP_FILE",
+    "KeepUnitsWhole",
     "PearlFaissStore",
     "build_vector_index",
     "delete_units",
@@ -172,6 +173,17 @@ def store_dimension(store: BasePydanticVectorStore) -> int | None:
     return None
 
 
+class KeepUnitsWhole(TransformComponent):
+    """The index's transformation: none. A unit is embedded and stored whole, never split.
+
+    Given no transformations, LlamaIndex builds its default ``SentenceSplitter``, which
+    loads tiktoken (0.2 s of a 4.6 s spider build) for nodes it is never handed.
+    """
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        return nodes
+
+
 def build_vector_index(
     units: Sequence[TextNode],
     embed_model: BaseEmbedding,
@@ -190,6 +202,7 @@ def build_vector_index(
             embed_model=embed_model,
             show_progress=False,
             store_nodes_override=True,
+            transformations=[KeepUnitsWhole()],
         )
 
 

@@ -138,14 +138,3 @@ def test_after_an_insert_the_plan_keeps_the_texts_of_unchanged_tables_and_finds_
     index.insert_tables({"album": pd.DataFrame({"album_id": [1], "title": ["Quokka Zebra Songs"]})})
     assert retriever.retrieve("Quokka Zebra Songs")[0].node.metadata["table_id"] == "album"
     assert index.__dict__["_query_plan"]._texts["stadium"] is before
-
-
-def test_a_table_text_is_rendered_when_the_table_is_first_returned(music_tables):
-    from embeddings import HashingEmbedding
-
-    index = PearlTableIndex.from_tables(music_tables, embed_model=HashingEmbedding())
-    retriever = index.as_retriever(similarity_top_k=1, lexical_weight=0)
-    first = retriever.retrieve("Wembley capacity")[0].node
-    plan = index.__dict__["_query_plan"]
-    assert list(plan._texts) == [first.metadata["table_id"]]
-    assert first.text == index.table_text(first.metadata["table_id"])

@@ -36,6 +36,17 @@ def test_round_trip_gives_identical_scores(built, hashing_embedding):
         assert _ranked(loaded, question) == _ranked(index, question)
 
 
+def test_built_and_loaded_vector_indexes_keep_units_whole_without_a_node_parser(built, hashing_embedding):
+    from llama_index.core.schema import TextNode
+
+    index, folder = built
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
+    long_unit = TextNode(text="Table: t\nColumns: a | b\n" + "1 | word word word word\n" * 400)
+    for vector_index in (index.vector_index, loaded.vector_index):
+        (transformation,) = vector_index._transformations  # not LlamaIndex's default SentenceSplitter
+        assert transformation([long_unit]) == [long_unit]
+
+
 def test_round_trip_keeps_tables_config_and_graph(built, hashing_embedding):
     index, folder = built
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
