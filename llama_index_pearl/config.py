@@ -20,7 +20,7 @@ from typing import Any
 
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS_SOURCE
 from llama_index_pearl.joins.selection import LAMBDA_DIV
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.serialization import DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
 from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ
 from llama_index_pearl.table_files import CsvOptions
 
@@ -123,7 +123,7 @@ class PearlConfig:
     random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
     random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
     seed: int = _option(0, "views", "seed of the random ablations")
-    include_titles: bool = _option(True, "serialization", "render table titles", flag="--no-titles")
+    include_titles: bool = _option(DEFAULT_INCLUDE_TITLES, "serialization", "render table titles", flag="--no-titles")
     max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
 
     def __post_init__(self) -> None:
