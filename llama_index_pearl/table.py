@@ -11,12 +11,15 @@ Pipeline step: tables (docs/architecture.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 __all__ = ["DEFAULT_MAX_ROWS_READ", "ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+
+T = TypeVar("T")
 
 # PEARL needs a sample of each table (value overlap, views of 10 rows); a warehouse
 # table of 10^8 rows must not be pulled into memory or written to the index folder
@@ -133,6 +136,24 @@ class Table:
         if max_rows is None or len(self.df) <= max_rows:
             return self
         return replace(self, df=self.df.head(max_rows), total_rows=self.row_count)
+
+    def derived(self, key: str, compute: Callable[[], T]) -> T:
+        """A value computed from this table's rows, once while ``df`` is the same object.
+
+        Later steps ask for the same facts once per path through a table (column
+        profiles, join keys); the table keeps them. Return values are shared: treat
+        them as read-only.
+
+        Args:
+            key: Names the value (the function that computes it).
+            compute: Computes it from the table.
+        """
+        cache = self.__dict__.get("_derived")
+        if cache is None or cache[0] is not self.df:
+            cache = self.__dict__["_derived"] = (self.df, {})
+        if key not in cache[1]:
+            cache[1][key] = compute()
+        return cache[1][key]
 
     def column_index(self, column: str) -> int:
         """Position of ``column`` (case/space-insensitive); raises naming the table."""

@@ -144,3 +144,18 @@ def test_text_rows_of_an_unknown_column_names_the_table():
     table = Table(id="shop", name="shop", df=pd.DataFrame({"id": [1]}))
     with pytest.raises(KeyError, match="shop.*price"):
         table.text_rows([0], ["price"])
+
+
+def test_a_derived_value_is_computed_once_per_table_and_again_for_new_rows():
+    table = Table("t", pd.DataFrame({"a": [1, 2]}))
+    calls = []
+
+    def rows() -> int:
+        calls.append(1)
+        return len(table.df)
+
+    assert table.derived("rows", rows) == 2
+    assert table.derived("rows", rows) == 2
+    table.df = pd.DataFrame({"a": [1, 2, 3]})
+    assert table.derived("rows", rows) == 3
+    assert len(calls) == 2

@@ -38,12 +38,12 @@ def _key(value: object) -> str:
     return cell_text(value).strip().lower()
 
 
-def join_values(table: Table, column: str) -> list[str]:
-    """Normalised join key of every row of ``table`` in ``column`` ("" when missing)."""
+def join_values(table: Table, column: str) -> tuple[str, ...]:
+    """Normalised join key of every row of ``table`` in ``column`` ("" when missing); once per table and column."""
     name = resolve_column(table, column)
     if name is None:
-        return [""] * table.n_rows
-    return [_key(v) for v in table.df[name].tolist()]
+        return ("",) * table.n_rows
+    return table.derived(f"join_values:{name}", lambda: tuple(_key(v) for v in table.df[name].tolist()))
 
 
 def reorder_rows_for_path(
@@ -64,7 +64,7 @@ def reorder_rows_for_path(
     """
     n = len(path.tables)
     overlap_rows: dict[int, set[int]] = {i: set() for i in range(n)}
-    hop_pairs: dict[int, list[tuple[list[str], list[str]]]] = {}
+    hop_pairs: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     for hop, pairs in enumerate(path.hops):
         left, right = tables[path.tables[hop]], tables[path.tables[hop + 1]]
         hop_pairs[hop] = []
