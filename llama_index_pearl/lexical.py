@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 import bm25s
 import numpy as np
@@ -58,15 +57,10 @@ def split_identifiers(text: str) -> str:
     return _CAMEL.sub(" ", text).replace("_", " ")
 
 
-@lru_cache(maxsize=65536)
-def _folded(token: str) -> str:
-    return singular(token)
-
-
 def text_tokens(text: str) -> list[str]:
     """Tokens of one text for BM25: split identifiers, lower case, no stop words, plurals folded."""
     words = _TOKEN.findall(split_identifiers(text).lower())
-    return [_folded(w) for w in words if w not in _STOPWORDS]
+    return [singular(w) for w in words if w not in _STOPWORDS]
 
 
 def lexical_tokens(texts: Sequence[str]) -> list[list[str]]:

@@ -116,8 +116,13 @@ class _Encoder:
         self._single: Any = None  # made on the first single-text call: a build never needs it (0.2 s)
         batch = onnxruntime.SessionOptions()
         batch.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning threads starve a busy machine
-        self._batch = onnxruntime.InferenceSession(str(onnx_path), batch, providers=["CPUExecutionProvider"])
+        self._batch = self._session(batch)
         self.dimension = int(json.loads((model_dir / "config.json").read_text()).get("hidden_size", 384))
+
+    def _session(self, options: Any) -> Any:
+        import onnxruntime
+
+        return onnxruntime.InferenceSession(str(self._onnx_path), options, providers=["CPUExecutionProvider"])
 
     def _single_session(self) -> Any:
         """The session for one text at a time (queries): one thread, so there is no thread team to wake."""
@@ -127,9 +132,7 @@ class _Encoder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = 1
             options.inter_op_num_threads = 1
-            self._single = onnxruntime.InferenceSession(
-                str(self._onnx_path), options, providers=["CPUExecutionProvider"]
-            )
+            self._single = self._session(options)
         return self._single
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, **_: Any) -> np.ndarray:

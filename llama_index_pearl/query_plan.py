@@ -126,7 +126,7 @@ class QueryPlan:
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
         # every table's text up front, kept across updates while the table is unchanged. Rendered on first return
-        # instead, the 25,000-table synthetic index paid it in its queries: (c) beyond the search 1.7 -> 3.6 ms p50,
+        # instead, the 25,000-table synthetic index paid it in its queries: (c) beyond the search 1.5-1.7 -> 3.6 ms p50,
         # for thousands of queries, to save its first query 6.8 s
         reusable = previous._texts if previous is not None else {}
         self._texts: dict[str, tuple[Any, str, str]] = {}

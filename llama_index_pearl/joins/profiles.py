@@ -21,7 +21,7 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -71,6 +71,7 @@ def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(p.lower() for p in " ".join(parts).split() if p)
 
 
+@lru_cache(maxsize=65536)  # BM25 folds every word of every unit and question; vocabularies repeat
 def singular(token: str) -> str:
     """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
 
