@@ -24,7 +24,14 @@ import networkx as nx
 from llama_index_pearl.joins import JoinPath
 from llama_index_pearl.table import Table
 
-__all__ = ["CYTOSCAPE_VERSION", "graph_page_data", "join_graph_mermaid", "render_graph_page", "write_graph_page"]
+__all__ = [
+    "CYTOSCAPE_VERSION",
+    "graph_page_data",
+    "join_graph_mermaid",
+    "render_graph_page",
+    "script_safe_json",
+    "write_graph_page",
+]
 
 CYTOSCAPE_VERSION = "3.34.4"
 SAMPLE_ROWS = 5
@@ -90,10 +97,20 @@ def _asset(*parts: str) -> str:
     return resources.files("llama_index_pearl").joinpath(*parts).read_text(encoding="utf-8")
 
 
+# Inside <script>, the HTML parser still reacts to "</script", and to "<!--" followed by "<script" (the "escaped"
+# states, which swallow the page's own later scripts). Written as JSON escapes, <, > and & keep the same string
+# values and leave the parser nothing to react to.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
+
+def script_safe_json(data: Any) -> str:
+    """``data`` as JSON that can sit inside an HTML ``<script>`` element whatever its strings hold."""
+    return json.dumps(data, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
+
+
 def render_graph_page(data: dict[str, Any]) -> str:
     """The page's HTML for :func:`graph_page_data`'s output."""
-    # "</" inside the JSON would end the <script> element early; "<\\/" is the same JSON string
-    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    payload = script_safe_json(data)
     page = _asset("templates", "join_graph.html")
     return page.replace("/*PEARL_DATA*/", payload, 1).replace("/*CYTOSCAPE*/", _asset("vendor", "cytoscape.min.js"), 1)
 

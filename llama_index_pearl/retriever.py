@@ -44,7 +44,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
 from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.models import embed_queries
+from llama_index_pearl.models import embed_queries, finite_query_vector
 from llama_index_pearl.pooling import (
     UnitHit,
     fuse_lexical,
@@ -138,6 +138,8 @@ class PearlRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if query_bundle.embedding is None:
             query_bundle = _with_embedding(query_bundle, self._embed(query_bundle.query_str))
+        else:
+            query_bundle = _checked(query_bundle)
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
@@ -171,6 +173,8 @@ class PearlRetriever(BaseRetriever):
                 cached if cached is not None else self._remember(question, await self._index.aembed_query(question))
             )
             query_bundle = _with_embedding(query_bundle, embedding)
+        else:
+            query_bundle = _checked(query_bundle)
         plan = query_plan(self._index)
         if plan.direct:
             return self._nodes(plan, self._search(plan, query_bundle))
@@ -256,7 +260,7 @@ class PearlRetriever(BaseRetriever):
             vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in missing], batch_size)
             for i, vector in zip(missing, vectors):
                 bundles[i] = _with_embedding(bundles[i], vector.tolist())
-        return bundles
+        return [_checked(b) for b in bundles]
 
     # -------------------------------------------------------------- helpers
     def _lexical_scores(self, plan: QueryPlan, query_bundle: QueryBundle) -> dict[str, float]:
@@ -295,6 +299,12 @@ class PearlRetriever(BaseRetriever):
 
 def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _checked(query_bundle: QueryBundle) -> QueryBundle:
+    """The bundle, once its embedding is known to be finite (a ``ValueError`` naming the query if not)."""
+    finite_query_vector(query_bundle.embedding or [], query_bundle.query_str)
+    return query_bundle
 
 
 def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:

@@ -185,9 +185,9 @@ def read_table_file(
     except ValueError as exc:
         if str(path) in str(exc):
             raise
-        raise ValueError(f"Cannot read table file {str(path)!r}: {exc}") from exc
+        raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
     except (OSError, pd.errors.ParserError, UnicodeError, ImportError, LookupError) as exc:
-        raise ValueError(f"Cannot read table file {str(path)!r}: {exc}") from exc
+        raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
     return Table(id=path.stem, df=df, total_rows=total if total > len(df) else None)
 
 

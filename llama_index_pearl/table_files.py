@@ -23,7 +23,14 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["CsvOptions", "detect_encoding", "read_csv_file", "read_parquet_file", "sniff_delimiter"]
+__all__ = [
+    "CsvOptions",
+    "detect_encoding",
+    "read_csv_file",
+    "read_parquet_file",
+    "refuse_binary",
+    "sniff_delimiter",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,14 +81,15 @@ class CsvOptions:
 
 
 def detect_encoding(sample: bytes) -> str:
-    """The encoding of a file's leading bytes: BOM, else UTF-8 if it decodes, else a detector's best guess."""
+    """The encoding of a file's leading bytes: BOM, else UTF-8 if it decodes to text, else a detector's best guess."""
     for bom, name in _BOMS.items():
         if sample.startswith(bom):
             return name
     try:
         # a sample cut mid-character is fine: only complete characters must decode
-        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
-        return "utf-8"
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+        if "\x00" not in text:  # NULs decode as UTF-8 too, but say UTF-16 without a BOM (or binary)
+            return "utf-8"
     except UnicodeDecodeError:
         pass
     from charset_normalizer import from_bytes
@@ -120,10 +128,43 @@ class _Dialect:
     quotechar: str
 
 
+# Leading bytes of files that end up named .csv but are not text: the message says what the file is.
+_BINARY_SIGNATURES = {
+    b"\x1f\x8b": "gzip-compressed",
+    b"PK\x03\x04": "a zip archive (or an Excel .xlsx workbook)",
+    b"PAR1": "a Parquet file",
+    b"BZh": "bzip2-compressed",
+    b"\xfd7zXZ\x00": "xz-compressed",
+    b"\x28\xb5\x2f\xfd": "zstd-compressed",
+    b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook",
+}
+
+
+def refuse_binary(sample: bytes, text: str) -> None:
+    """A ``ValueError`` saying what the file is when its leading bytes are not CSV text.
+
+    Text never holds NUL characters once decoded (UTF-16 files decode without them),
+    while compressed files, spreadsheets and crashed downloads (runs of zeros) do.
+
+    Args:
+        sample: The file's leading bytes.
+        text: ``sample`` decoded with the file's encoding.
+    """
+    for signature, what in _BINARY_SIGNATURES.items():
+        if sample.startswith(signature):
+            raise ValueError(f"the file is {what}, not CSV text")
+    if "\x00" in text:
+        raise ValueError(
+            f"the file holds NUL bytes ({text.count(chr(0)):,} in its first {len(sample):,} bytes): "
+            "a binary file or an incomplete download, not CSV text"
+        )
+
+
 def _dialect(path: Path, options: CsvOptions) -> _Dialect:
     with path.open("rb") as handle:
         sample = handle.read(SAMPLE_BYTES)
     encoding = options.encoding or detect_encoding(sample)
+    refuse_binary(sample, sample.decode(encoding, errors="replace"))
     if options.encoding is None and encoding not in ("utf-8", "utf-8-sig"):
         logger.info("CSV %s is not UTF-8; reading it as %s (csv_options={'encoding': ...} to override)", path, encoding)
     delimiter = options.delimiter or sniff_delimiter(sample.decode(encoding, errors="replace"), options.quotechar)
@@ -131,11 +172,20 @@ def _dialect(path: Path, options: CsvOptions) -> _Dialect:
 
 
 def csv_header(path: Path, dialect: _Dialect) -> list[str]:
-    """The header row; read here because pandas silently renames a repeated header to ``name.1``."""
+    """The header row; read here because pandas silently renames a repeated header to ``name.1``.
+
+    The first data row is checked too: given more fields than the header names, pandas
+    takes the first column as the row index and shifts every value one column left,
+    while a longer later row is a parser error. Both are the same error here.
+    """
     with path.open(newline="", encoding=dialect.encoding, errors="replace") as handle:
-        header = next(csv.reader(handle, delimiter=dialect.delimiter, quotechar=dialect.quotechar), None)
-    if not header or all(not h.strip() for h in header):
-        raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
+        reader = csv.reader(handle, delimiter=dialect.delimiter, quotechar=dialect.quotechar)
+        header = next(reader, None)
+        if not header or all(not h.strip() for h in header):
+            raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
+        first = next(reader, None)
+    if first is not None and len(first) > len(header):
+        raise ValueError(f"Expected {len(header)} fields in line {reader.line_num}, saw {len(first)}")
     return [h.replace("\ufeff", "").strip() for h in header]
 
 
@@ -173,6 +223,7 @@ def _read_options(dialect: _Dialect) -> dict[str, Any]:
         "sep": dialect.delimiter,
         "quotechar": dialect.quotechar,
         "header": 0,
+        "index_col": False,  # never a column taken as the row index, whatever a row's length
     }
 
 

@@ -252,3 +252,56 @@ def test_build_flags_become_the_config_the_library_builds_with():
     argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-originals", "--lambda-div", "0.2"]
     config = config_from_args(_parser().parse_args(argv))
     assert config == PearlConfig(budget=3, include_titles=False, include_originals=False, lambda_div=0.2)
+
+
+ESC_NAME = "sing\x1b]0;pwned\x07er"  # sets the terminal's title and rings its bell when printed raw
+
+
+@pytest.fixture
+def hostile_folder(tmp_path):
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    (folder / f"{ESC_NAME}.csv").write_text("singer_id,name\x1b[2J\n1,Joe\n2,Ann\n")
+    (folder / "concert.csv").write_text("concert_id,singer_id\n10,1\n11,2\n")
+    return folder
+
+
+def _assert_escaped(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b" in text
+
+
+def test_index_summary_and_query_print_control_characters_escaped(hostile_folder, tmp_path, capsys):
+    assert main(["index", str(hostile_folder), "--out", str(tmp_path / "idx")]) == 0
+    capsys.readouterr()
+    assert main(["query", str(tmp_path / "idx"), "Which singer played concert 10?", "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    _assert_escaped(out)
+    assert "sing\\x1b]0;pwned\\x07er" in out
+
+
+def test_joins_print_control_characters_escaped(hostile_folder, capsys):
+    assert main(["joins", str(hostile_folder)]) == 0
+    _assert_escaped(capsys.readouterr().out)
+
+
+def test_log_lines_print_control_characters_escaped():
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; from llama_index_pearl.cli.options import configure_output; "
+        "configure_output(False, False); logging.getLogger('pearl.test').warning('file %s.csv', NAME)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", f"NAME = {ESC_NAME!r}; {code}"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    _assert_escaped(done.stderr)
+
+
+def test_terminal_text_escapes_all_but_newlines():
+    from llama_index_pearl.cli.output import terminal_text
+
+    assert terminal_text("a\x1b[31mb\x07\nc\u202ed\te") == "a\\x1b[31mb\\x07\nc\\u202ed\\te"
+    assert terminal_text("Blue Lantern Hall – Oslo ✓") == "Blue Lantern Hall – Oslo ✓"

@@ -105,8 +105,24 @@ def test_a_non_finite_query_embedding_is_a_value_error_not_an_empty_result(music
             return [float("nan")] * self.dim
 
     index = PearlTableIndex.from_tables(music_tables, embed_model=Broken())
-    with pytest.raises(ValueError, match="non-finite embedding.*Wembley"):
+    with pytest.raises(ValueError, match="non-finite .*embedding for the query 'Wembley'"):
         index.as_retriever().retrieve("Wembley")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+async def test_a_non_finite_embedding_given_in_the_query_bundle_is_the_same_value_error(
+    music_tables, hashing_embedding, bad
+):
+    from llama_index.core.schema import QueryBundle
+
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    bundle = QueryBundle(query_str="Wembley", embedding=[bad] * hashing_embedding.dim)
+    retriever = index.as_retriever()
+    for attempt in (retriever.retrieve, retriever.aretrieve, lambda b: retriever.retrieve_many([b])):
+        with pytest.raises(ValueError, match="non-finite .*embedding for the query 'Wembley'"):
+            result = attempt(bundle)
+            if hasattr(result, "__await__"):
+                await result
 
 
 @pytest.mark.parametrize("k", [2.5, "3", 0, True])

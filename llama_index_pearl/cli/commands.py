@@ -18,6 +18,7 @@ from llama_index_pearl.cli.output import (
     format_estimate,
     format_join_edges,
     format_ranked,
+    show,
 )
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.join_hints import compute_join_hints
@@ -55,16 +56,16 @@ def _ranked(index: PearlTableIndex, question: str, k: int, **retriever: Any) -> 
 def cmd_demo(args: argparse.Namespace) -> int:
     index = PearlTableIndex.from_tables(EXAMPLE_DATA)
     if not args.quiet:
-        print(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
-        print(_summary(index))
-        print(
+        show(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
+        show(_summary(index))
+        show(
             "\nFor each question: the ranked tables, the generated question of the unit that matched,"
             " and the join keys between the returned tables."
         )
     for question in DEMO_QUESTIONS:
-        print("\n" + _ranked(index, question, args.k)[1])
+        show("\n" + _ranked(index, question, args.k)[1])
     if not args.quiet:
-        print('\nYour own tables: pearl index FOLDER --out idx && pearl query idx "question"')
+        show('\nYour own tables: pearl index FOLDER --out idx && pearl query idx "question"')
     return 0
 
 
@@ -80,7 +81,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.estimate:
         estimate = PearlTableIndex.estimate_cost(args.tables, **vars(built))
         generator = built.generator.model_name if built.generator else "the heuristic generator (free)"
-        print(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
+        show(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
         return 0
     if args.out is None:
         raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
@@ -88,10 +89,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
     index.persist(out)
     if args.json:
-        print(json.dumps({"out": str(out), **index.report.to_dict()}, indent=2))
+        show(json.dumps({"out": str(out), **index.report.to_dict()}, indent=2))
     elif not args.quiet:
-        print(_summary(index))
-        print(f'Wrote {out}/; ask it: pearl query {out} "your question"')
+        show(_summary(index))
+        show(f'Wrote {out}/; ask it: pearl query {out} "your question"')
     return 0
 
 
@@ -105,9 +106,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     nodes, text = _ranked(index, args.question, args.k, lexical_weight=args.lexical_weight)
     if args.json:
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
-        print(json.dumps(rows, indent=2))
+        show(json.dumps(rows, indent=2))
     else:
-        print(text)
+        show(text)
     return 0
 
 
@@ -129,7 +130,7 @@ def cmd_joins(args: argparse.Namespace) -> int:
             result = evaluate_join_discovery(
                 source, embed_model, provenance=provenance, cross_source_joins=args.cross_source_joins
             )
-            print(format_join_report(result) + "\n")
+            show(format_join_report(result) + "\n")
             results.append(result)
     else:
         started = time.perf_counter()
@@ -144,13 +145,13 @@ def cmd_joins(args: argparse.Namespace) -> int:
             use_declared=config.use_declared_joins,
             cross_source_joins=policy,
         )
-        print(format_join_edges(discovery.graph))
+        show(format_join_edges(discovery.graph))
         result = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
         gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"
         if gold.is_file():
             result.update(score_discovery(discovery, gold), bench=source.name, cross_source_joins=policy)
             result["seconds"] = round(time.perf_counter() - started, 3)
-            print("\nScored against " + gold.name + ":\n" + format_join_report(result))
+            show("\nScored against " + gold.name + ":\n" + format_join_report(result))
         results.append(result)
     if args.json_out:
         # a list (provenance, then unified) when both ran, else the one result
@@ -177,5 +178,5 @@ def cmd_graph(args: argparse.Namespace) -> int:
             page.unlink()
     if not args.quiet:
         written = ", ".join(str(p) for p in (args.html, args.png) if p)
-        print(f"Join graph of {len(index.tables)} tables, {index.join_graph.number_of_edges()} edges: {written}")
+        show(f"Join graph of {len(index.tables)} tables, {index.join_graph.number_of_edges()} edges: {written}")
     return 0

@@ -16,6 +16,7 @@ import numpy as np
 from llama_index_pearl.build import serializer_for
 from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments
+from llama_index_pearl.cli.output import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.evaluation import (
     Benchmark,
@@ -75,9 +76,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from llama_index_pearl.hint_evaluation import evaluate_join_hints
 
             result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
-    print(format_metrics(result))
+    show(format_metrics(result))
     if "join_hints" in result:
-        print(format_join_hint_metrics(result["join_hints"]))
+        show(format_join_hint_metrics(result["join_hints"]))
     if args.json_out:
         write_json(args.json_out, result)
     return 0

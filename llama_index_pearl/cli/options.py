@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from llama_index_pearl.cli.output import terminal_text
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
 
@@ -84,10 +85,20 @@ def add_output_options(parser: argparse.ArgumentParser, *, top_level: bool = Fal
     group.add_argument("-q", "--quiet", action="store_true", default=default, help="print results only, no summary")
 
 
+class _TerminalFormatter(logging.Formatter):
+    """Log lines name files, tables and columns: their control characters are shown escaped, never sent raw."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_text(super().format(record))
+
+
 def configure_output(verbose: bool, quiet: bool) -> None:
     """Logging level, and silence for the encoder's loading bars and warnings unless ``verbose``."""
     level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        if getattr(handler, "stream", None) in (sys.stderr, sys.stdout):
+            handler.setFormatter(_TerminalFormatter("%(levelname)s %(message)s"))
     if verbose:
         return
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
