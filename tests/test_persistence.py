@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 from embeddings import HashingEmbedding
 
@@ -154,3 +156,19 @@ def test_a_format_4_folder_restores_its_generator_from_the_recorded_name(music_t
     (tmp_path / "idx" / "pearl.json").write_text(json.dumps(manifest))
     loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
     assert isinstance(loaded.generator, HeuristicQueryGenerator) and loaded.generator.seed == 3
+
+
+RELEASED = Path(__file__).parent / "fixtures" / "index_v0.1.0"  # written by release 0.1.0 (commit 48c7986)
+
+
+def test_an_index_persisted_by_release_0_1_0_loads_and_retrieves(tmp_path):
+    import shutil
+
+    folder = shutil.copytree(RELEASED, tmp_path / "idx")
+    index = PearlTableIndex.load(folder)
+    assert set(index.tables) == {"singer", "concert", "stadium"}
+    assert len(index.units) == 6 and index.join_graph.has_edge("concert", "stadium")
+    hits = index.as_retriever(similarity_top_k=3).retrieve("Which stadium hosted concerts by Ann Lee?")
+    assert {h.node.metadata["table_id"] for h in hits} == {"singer", "concert", "stadium"}
+    index.insert_tables({"tour": pd.DataFrame({"tour_id": [1], "singer_id": [2]})})
+    assert "tour" in index.tables
