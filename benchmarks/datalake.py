@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 __all__ = ["HashingEmbedding", "PlantedKey", "VectorEmbedding", "generate_datalake", "generate_multisource_lake"]
 

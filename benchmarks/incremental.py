@@ -27,9 +27,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from llama_index_pearl import PearlTableIndex  # noqa: E402
-from llama_index_pearl.evaluation import BenchQuery, evaluate_rankings, load_benchmark  # noqa: E402
+from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_rankings, load_benchmark  # noqa: E402
 from llama_index_pearl.generation import HeuristicQueryGenerator  # noqa: E402
-from llama_index_pearl.models import resolve_embed_model  # noqa: E402
+from llama_index_pearl.text.models import resolve_embed_model  # noqa: E402
 
 KS = (2, 5)
 

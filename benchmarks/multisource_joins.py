@@ -49,7 +49,7 @@ def score(tables: list, planted: list, policy: str, embed_model: object, source:
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.datalake import generate_multisource_lake
-    from llama_index_pearl.models import resolve_embed_model
+    from llama_index_pearl.text.models import resolve_embed_model
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sources", type=int, default=12)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.cli.commands import EXAMPLE_DATA
-from llama_index_pearl.graph_page import join_graph_mermaid, write_graph_page
-from llama_index_pearl.headless import screenshot
+from llama_index_pearl.presentation.graph_page import join_graph_mermaid, write_graph_page
+from llama_index_pearl.presentation.headless import screenshot
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ import pandas as pd
 import llama_index_pearl
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.generation import HeuristicQueryGenerator
-from llama_index_pearl.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.join_hints import compute_join_hints
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from table_qa_chat import make_llm, questions  # examples share their small helpers

@@ -20,9 +20,9 @@ from typing import Any
 
 from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS_SOURCE
 from llama_index_pearl.joins.selection import LAMBDA_DIV
-from llama_index_pearl.serialization import DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
-from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ
-from llama_index_pearl.table_files import CsvOptions
+from llama_index_pearl.tables.files import CsvOptions
+from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ
+from llama_index_pearl.text.serialization import DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
 
 __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
 
@@ -50,7 +50,7 @@ class PearlConfig:
             groups; DataFrames: cut). Discovery and units use this sample, and only it
             is persisted; the exact row count is kept in ``Table.total_rows``.
         csv_options: Encoding, delimiter and quote character of CSV files
-            (a dict or :class:`~llama_index_pearl.table_files.CsvOptions`); detected
+            (a dict or :class:`~llama_index_pearl.tables.files.CsvOptions`); detected
             per file where not given.
         augment: Discover join paths and add generated units (``False``: the
             whole-table baseline).

@@ -1,9 +1,9 @@
 """``PearlTableIndex``: tables in, an augmented and embedded unit corpus out.
 
 The offline build (paper Algorithm 1: load, serialize, discover join
-paths, generate questions, embed) lives in :mod:`~llama_index_pearl.build`, update
-planning in :mod:`~llama_index_pearl.incremental`, the file format in
-:mod:`~llama_index_pearl.persistence`, retrieval in :mod:`~llama_index_pearl.retriever`;
+paths, generate questions, embed) lives in :mod:`~llama_index_pearl.corpus.build`, update
+planning in :mod:`~llama_index_pearl.storage.incremental`, the file format in
+:mod:`~llama_index_pearl.storage.persistence`, retrieval in :mod:`~llama_index_pearl.retrieval.retriever`;
 this module holds the index object: its state, accessors, locks and entry points.
 
 Pipeline step: index (docs/architecture.md).
@@ -25,28 +25,28 @@ from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.build import (
+from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.build import (
     BuildReport,
     IndexParts,
     build_corpus,
     estimate_generation_cost,
     serializer_for,
 )
-from llama_index_pearl.concurrency import ReadWriteLock
-from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.engines import chat_engine, query_engine
+from llama_index_pearl.corpus.stores import delete_units, index_dimension, normalise
 from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
-from llama_index_pearl.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.joins import JoinPath, paths_from_graph
-from llama_index_pearl.lexical import LexicalScorer
-from llama_index_pearl.models import finite_query_vector
-from llama_index_pearl.persistence import load_index, persist_index
-from llama_index_pearl.query_plan import query_plan
-from llama_index_pearl.retriever import PearlRetriever
-from llama_index_pearl.serialization import Serializer
-from llama_index_pearl.sources import TableSource
-from llama_index_pearl.stores import delete_units, index_dimension, normalise
-from llama_index_pearl.table import Table
+from llama_index_pearl.retrieval.engines import chat_engine, query_engine
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.query_plan import query_plan
+from llama_index_pearl.retrieval.retriever import PearlRetriever
+from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
+from llama_index_pearl.storage.locks import ReadWriteLock
+from llama_index_pearl.storage.persistence import load_index, persist_index
+from llama_index_pearl.tables.sources import TableSource
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.models import finite_query_vector
+from llama_index_pearl.text.serialization import Serializer
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
 
@@ -111,7 +111,7 @@ class PearlTableIndex:
         """Build an index over tables.
 
         Args:
-            tables: Anything :func:`~llama_index_pearl.sources.load_tables` accepts:
+            tables: Anything :func:`~llama_index_pearl.tables.sources.load_tables` accepts:
                 ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
             config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
@@ -318,7 +318,7 @@ class PearlTableIndex:
             return delete_table(self, table_id)
 
     def apply_change(self, change: IndexChange) -> None:
-        """Apply a planned update (:mod:`~llama_index_pearl.incremental`): vector store, then state, atomically.
+        """Apply a planned update (:mod:`~llama_index_pearl.storage.incremental`): vector store, then state, atomically.
 
         Retrievals see all of it or none of it. ``change.units`` must carry their vectors.
 

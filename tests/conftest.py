@@ -14,7 +14,7 @@ def hashing_embedding() -> HashingEmbedding:
 
 @pytest.fixture(scope="session")
 def minilm():
-    from llama_index_pearl.models import default_embed_model
+    from llama_index_pearl.text.models import default_embed_model
 
     return default_embed_model()
 

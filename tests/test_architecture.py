@@ -49,46 +49,62 @@ def import_graph() -> nx.DiGraph:
     return graph
 
 
+def _map() -> list[tuple[str, str, str]]:
+    """(step, folder, modules cell) of each row of docs/architecture.md's table, in pipeline order."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]+?) \| `([^`|]+)` \| ([^|]+?) \|", doc, flags=re.MULTILINE)
+    return [(step, folder.rstrip("/").removesuffix(".py"), modules) for step, folder, modules in rows]
+
+
+def _step_of(module: str) -> str | None:
+    """The folder (or top-level module) a module belongs to; ``None`` for the package's own ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
 def test_the_package_has_no_import_cycles():
     cycles = list(nx.simple_cycles(import_graph()))
     assert cycles == [], f"import cycles: {sorted(cycles, key=len)[:5]}"
 
 
-def test_the_pipeline_never_imports_the_cli_or_benchmark_tooling():
-    graph = import_graph()
-    for module in graph:
-        if not module.startswith(f"{ROOT}.cli"):
-            assert not any(t.startswith(f"{ROOT}.cli") for t in graph.successors(module)), module
+def test_the_folders_are_the_rows_of_the_map():
+    on_disk = {
+        p.name.removesuffix(".py") for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
+    assert on_disk - {"__init__"} == {folder for _, folder, _ in _map()}
 
 
-def test_config_sits_below_generation_and_augmentation():
-    below = nx.descendants(import_graph(), f"{ROOT}.config")
-    assert not any(m.startswith((f"{ROOT}.generation", f"{ROOT}.augment", f"{ROOT}.build")) for m in below)
+def test_each_step_imports_only_from_the_steps_before_it():
+    order = {folder: i for i, (_, folder, _) in enumerate(_map())}
+    late = []
+    for module, target in import_graph().edges:
+        step, used = _step_of(module), _step_of(target)
+        if step is not None and used is not None and order[used] > order[step]:
+            late.append(f"{module} imports {target}")
+    assert late == []
 
 
-def test_the_architecture_map_names_every_module():
-    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    modules = {p.stem for p in PACKAGE.rglob("*.py") if p.stem not in ("__init__", "__main__")}
-    assert sorted(m for m in modules if not re.search(rf"[`(, ]{m}[`,) ]", doc)) == []
+def test_the_architecture_map_names_every_module_in_its_folder_row():
+    cells = {folder: modules for _, folder, modules in _map()}
+    unnamed = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.stem in ("__init__", "__main__"):
+            continue
+        folder = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        if not re.search(rf"[`(, ]{path.stem}[`,) ]", cells.get(folder, "")):
+            unnamed.append(str(path.relative_to(PACKAGE)))
+    assert unnamed == []
 
 
-def _map_rows() -> dict[str, str]:
-    """Step name -> the modules cell of its row in docs/architecture.md."""
-    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|", doc, flags=re.MULTILINE)
-    return {step.lower(): modules for step, modules in rows if step not in ("step", "---")}
-
-
-def test_every_module_docstring_names_its_step_in_the_map():
-    rows = _map_rows()
+def test_every_module_docstring_names_the_step_of_its_folder():
+    steps = {folder: step for step, folder, _ in _map()}
     wrong = []
     for path in PACKAGE.rglob("*.py"):
-        if path.stem in ("__init__", "__main__") and path.parent == PACKAGE:
+        if path.parent == PACKAGE and path.stem == "__init__":
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         found = re.search(r"Pipeline step: ([^(]+?) \(docs/architecture\.md\)", doc)
-        step = found.group(1).lower() if found else None
-        name = path.parent.name if path.stem in ("__init__", "__main__") else path.stem
-        if step not in rows or not re.search(rf"[`(, /]{name}[`,) /]", rows[step]):
-            wrong.append(f"{path.relative_to(PACKAGE)}: {step}")
+        folder = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        if not found or found.group(1) != steps.get(folder):
+            wrong.append(f"{path.relative_to(PACKAGE)}: {found.group(1) if found else None}")
     assert wrong == []

@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import Table
-from llama_index_pearl.augment import path_units, random_view_units
+from llama_index_pearl.corpus.augment import path_units, random_view_units
 from llama_index_pearl.generation import GeneratedQuery, GenerationResult
 from llama_index_pearl.joins import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.serialization import Serializer
+from llama_index_pearl.text.serialization import Serializer
 
 
 @pytest.fixture

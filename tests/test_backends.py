@@ -12,9 +12,9 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.pooling import UnitHit, max_pool
-from llama_index_pearl.stores import PearlFaissStore, exact_faiss_store, store_dimension
+from llama_index_pearl.corpus.stores import PearlFaissStore, exact_faiss_store, store_dimension
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.concurrency import ReadWriteLock
+from llama_index_pearl.storage.locks import ReadWriteLock
 
 QUESTIONS = ["Wembley capacity", "singer Ann Lee", "concert Gala", "album sales chart", "city population"]
 CYCLES = 12

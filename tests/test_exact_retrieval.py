@@ -11,9 +11,9 @@ import pytest
 from embeddings import WORDS, DyadicEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.pooling import UnitHit, max_pool
-from llama_index_pearl.stores import build_vector_index
-from llama_index_pearl.units import UnitKind, make_unit, original_unit
+from llama_index_pearl.corpus.stores import build_vector_index
+from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
+from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
 
 def _corpus(seed: int, storage_context=None) -> PearlTableIndex:

@@ -12,7 +12,7 @@ from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
     SingleTableRequest,
 )
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 
 def result(request_id: str = "p1", question: str = "Q?") -> GenerationResult:

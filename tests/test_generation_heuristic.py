@@ -7,7 +7,7 @@ import pytest
 
 from llama_index_pearl.generation import HeuristicQueryGenerator, PathRequest, SingleTableRequest, humanize
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 CONCERT = Table(
     "concert_singer__concert",

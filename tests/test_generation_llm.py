@@ -11,7 +11,7 @@ from llama_index.llms.openai_like import OpenAILike
 
 from llama_index_pearl.generation import LLMQueryGenerator, PathRequest, SingleTableRequest
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 try:
     from fake_openai import FakeOpenAIServer, Reply, delayed, fenced_answer, http_error, text

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llama_index_pearl.generation import ParseRejection, extract_json, parse_answer
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 SINGER = Table("singer", pd.DataFrame({"Singer_ID": [1], "Name": ["Joe Sharp"], "Country": ["Netherlands"]}))
 CONCERT = Table("concert", pd.DataFrame({"concert_ID": [1], "concert_Name": ["Auditions"], "Year": [2014]}))

@@ -14,7 +14,7 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 
 def wide(table_id: str, n_rows: int = 40, n_cols: int = 12, key: str = "k", offset: int = 0) -> Table:

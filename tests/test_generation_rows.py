@@ -6,7 +6,7 @@ import pandas as pd
 
 from llama_index_pearl.generation import reorder_rows_for_path
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 
 def table(table_id: str, **columns) -> Table:

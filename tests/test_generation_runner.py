@@ -18,7 +18,7 @@ from llama_index_pearl.generation import (
     generate_all,
 )
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 try:
     from fake_openai import FakeOpenAIServer, Reply, answer_for, delayed, text

@@ -10,8 +10,8 @@ import pytest
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.cli import main
-from llama_index_pearl.graph_page import graph_page_data, render_graph_page
-from llama_index_pearl.headless import dump_dom, find_chromium
+from llama_index_pearl.presentation.graph_page import graph_page_data, render_graph_page
+from llama_index_pearl.presentation.headless import dump_dom, find_chromium
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_cells_cannot_close_the_data_script(hashing_embedding):
 
 
 def test_graph_refuses_a_folder_as_html_target(index, tmp_path):
-    from llama_index_pearl.graph_page import write_graph_page
+    from llama_index_pearl.presentation.graph_page import write_graph_page
 
     with pytest.raises(ValueError, match="is a folder"):
         write_graph_page(index, tmp_path)
@@ -107,7 +107,7 @@ HOSTILE = "<!--<script>"
 
 @needs_chromium
 def test_names_and_cells_that_open_a_script_comment_still_leave_a_drawn_page(hashing_embedding, tmp_path):
-    from llama_index_pearl.graph_page import write_graph_page
+    from llama_index_pearl.presentation.graph_page import write_graph_page
 
     tables = {
         f"singer{HOSTILE}": pd.DataFrame({"singer_id": ["1", "2"], f"name{HOSTILE}": [HOSTILE, "Ann"]}),

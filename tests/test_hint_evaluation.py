@@ -6,9 +6,9 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from llama_index_pearl.evaluation import BenchQuery
-from llama_index_pearl.hint_evaluation import SqlSchema, evaluate_join_hints, gold_join_pairs
-from llama_index_pearl.table import Table
+from llama_index_pearl.evaluation.benchmark import BenchQuery
+from llama_index_pearl.evaluation.hint_recall import SqlSchema, evaluate_join_hints, gold_join_pairs
+from llama_index_pearl.tables.table import Table
 
 pytest.importorskip("sqlglot")
 

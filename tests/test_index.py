@@ -9,8 +9,8 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from llama_index_pearl import PearlRetriever, PearlTableIndex
-from llama_index_pearl.stores import build_vector_index
-from llama_index_pearl.units import UnitKind, make_unit, original_unit
+from llama_index_pearl.corpus.stores import build_vector_index
+from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
 
 
 def test_whole_table_build_has_one_original_unit_per_table(music_tables, hashing_embedding):

@@ -170,7 +170,7 @@ def test_persist_over_an_index_replaces_it_and_leaves_no_temporary_folder(built,
 def test_an_error_mid_persist_leaves_the_old_index_loading_identically(built, music_tables, monkeypatch, tmp_path):
     index, folder = built
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    import llama_index_pearl.persistence as persistence
+    import llama_index_pearl.storage.persistence as persistence
 
     def explode(tables, path):
         path.write_text('{"id": "half-written')
@@ -192,7 +192,7 @@ def test_a_process_killed_mid_persist_leaves_the_old_index_loading_identically(b
         sys.path[:0] = {[str(Path(__file__).parent)]!r}
         import pandas as pd
         from embeddings import HashingEmbedding
-        import llama_index_pearl.persistence as persistence
+        import llama_index_pearl.storage.persistence as persistence
         from llama_index_pearl import PearlTableIndex
 
         def crash(tables, path):
@@ -219,7 +219,7 @@ def test_a_crash_between_the_fallback_renames_still_loads_the_previous_index(bui
 def test_units_are_checked_against_the_tables_they_name(tmp_path):
     from llama_index.core.schema import TextNode
 
-    from llama_index_pearl.integrity import check_units
+    from llama_index_pearl.storage.integrity import check_units
 
     unit = TextNode(id_="u1", text="x", metadata={"table_ids": ["singer", "ghost"]})
     with pytest.raises(ValueError, match=r"docstore\.json.*u1.*ghost"):
@@ -229,7 +229,7 @@ def test_units_are_checked_against_the_tables_they_name(tmp_path):
 
 
 def test_without_an_atomic_exchange_persist_renames_aside_and_cleans_up(built, music_tables, monkeypatch, tmp_path):
-    import llama_index_pearl.atomic as atomic
+    import llama_index_pearl.storage.atomic as atomic
 
     _, folder = built
     monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)

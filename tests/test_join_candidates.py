@@ -8,7 +8,7 @@ from embeddings import TrigramEmbedding
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.edges import keep_best_parents, score_candidates
 from llama_index_pearl.joins.profiles import embed_profiles, profile_tables
-from llama_index_pearl.table import ForeignKey, Table
+from llama_index_pearl.tables.table import ForeignKey, Table
 
 
 def structural_pairs(*tables: Table) -> dict[tuple[str, str], str]:

@@ -21,7 +21,7 @@ from llama_index_pearl.joins import (
     read_graphml,
     write_graphml,
 )
-from llama_index_pearl.table import ForeignKey, Table
+from llama_index_pearl.tables.table import ForeignKey, Table
 
 EMB = TrigramEmbedding()
 

@@ -6,7 +6,7 @@ import networkx as nx
 import pandas as pd
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.join_hints import compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.retrieval.join_hints import compute_join_hints, format_join_hints, hints_for_table
 
 
 def _edge(graph, left, lcol, right, rcol, kind="explicit", declared=False, score=1.5):
@@ -94,7 +94,7 @@ def test_include_join_hints_in_text_appends_join_lines(music_tables, hashing_emb
 
 
 def test_declared_foreign_keys_show_as_declared_hints(hashing_embedding):
-    from llama_index_pearl.table import ForeignKey, Table
+    from llama_index_pearl.tables.table import ForeignKey, Table
 
     orders = Table(
         "orders",

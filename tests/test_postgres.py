@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from postgres_server import start, stop
 
 from llama_index_pearl import PearlTableIndex, load_tables
-from llama_index_pearl.sql_tables import tables_from_sql
+from llama_index_pearl.tables.sql import tables_from_sql
 
 SAMPLE = 2_000
 LINES = 1_000_000

@@ -10,10 +10,10 @@ import pytest
 from embeddings import TrigramEmbedding
 
 from llama_index_pearl import PearlTableIndex, Table, load_tables
-from llama_index_pearl.evaluation import load_benchmark
+from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.joins import TAU_2H, discover_join_paths, scoring
 from llama_index_pearl.joins.profiles import profile_column
-from llama_index_pearl.table import same_source
+from llama_index_pearl.tables.table import same_source
 
 EMB = TrigramEmbedding()
 

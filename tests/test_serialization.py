@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from llama_index_pearl import Table, TableView
-from llama_index_pearl.serialization import serialize_views
+from llama_index_pearl.text.serialization import serialize_views
 
 
 def words(lines):

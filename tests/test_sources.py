@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import Table, load_tables
-from llama_index_pearl.table import ForeignKey, cell_text
+from llama_index_pearl.tables.table import ForeignKey, cell_text
 
 
 def _write_db(path):
@@ -124,7 +124,7 @@ def test_integral_floats_render_without_trailing_zero():
 
 
 def test_repeated_csv_headers_can_be_renamed_instead_of_refused(tmp_path):
-    from llama_index_pearl.sources import read_table_file
+    from llama_index_pearl.tables.sources import read_table_file
 
     (tmp_path / "wiki.csv").write_text("Year,Role,role\n2001,Hamlet,lead\n")
     table = read_table_file(tmp_path / "wiki.csv", dedupe_columns=True)

@@ -2,7 +2,7 @@ import gc
 
 import pytest
 
-from llama_index_pearl.timing import gc_paused, stage
+from llama_index_pearl.foundations.timing import gc_paused, stage
 
 
 def test_stage_adds_time_to_a_repeated_stage():

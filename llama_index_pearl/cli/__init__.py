@@ -12,7 +12,7 @@ The build options (``--llm-base``, ``--embed-model``, ``--budget``, ``--cache-di
 ``--no-provenance``, ``--cross-source-joins``, ablations) are the same for ``index``
 and ``eval`` and map onto ``PearlTableIndex.from_tables``.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from llama_index_pearl.cli.options import (
     positive_int,
 )
 from llama_index_pearl.cli.output import show
-from llama_index_pearl.evaluation import DEFAULT_KS
+from llama_index_pearl.evaluation.benchmark import DEFAULT_KS
 from llama_index_pearl.generation import GenerationFailed
 
 __all__ = ["main"]

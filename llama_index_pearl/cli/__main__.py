@@ -1,6 +1,6 @@
 """``python -m llama_index_pearl.cli`` is ``pearl``.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 import sys

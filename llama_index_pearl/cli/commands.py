@@ -1,6 +1,6 @@
 """``pearl demo``, ``index``, ``query`` and ``joins``: each a thin layer over the library.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from llama_index_pearl.cli.output import (
     show,
 )
 from llama_index_pearl.index import PearlTableIndex
-from llama_index_pearl.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.join_hints import compute_join_hints
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
@@ -119,7 +119,7 @@ def _is_benchmark(path: Path) -> bool:
 def cmd_joins(args: argparse.Namespace) -> int:
     from llama_index_pearl.joins import discover_join_paths, evaluate_join_discovery, format_join_report
     from llama_index_pearl.joins.evaluate import score_discovery
-    from llama_index_pearl.sources import load_tables
+    from llama_index_pearl.tables.sources import load_tables
 
     source = Path(args.tables)
     embed_model = embed_model_from_args(args)
@@ -160,7 +160,7 @@ def cmd_joins(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from llama_index_pearl.graph_page import write_graph_page
+    from llama_index_pearl.presentation.graph_page import write_graph_page
 
     if not args.html and not args.png:
         raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
@@ -168,7 +168,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
     write_graph_page(index, page, sample_rows=args.sample_rows)
     if args.png:
-        from llama_index_pearl.headless import screenshot
+        from llama_index_pearl.presentation.headless import screenshot
 
         try:
             screenshot(page, args.png, window=(args.width, args.height))

@@ -1,6 +1,6 @@
 """``pearl eval``: build an index over a benchmark's tables and measure retrieval.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from llama_index_pearl.build import serializer_for
 from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments
 from llama_index_pearl.cli.output import show
 from llama_index_pearl.config import option_fields
-from llama_index_pearl.evaluation import (
+from llama_index_pearl.corpus.build import serializer_for
+from llama_index_pearl.evaluation.benchmark import (
     Benchmark,
     evaluate_rankings,
     evaluate_slot_rankings,
@@ -29,7 +29,7 @@ from llama_index_pearl.evaluation import (
     unit_vectors,
 )
 from llama_index_pearl.index import PearlTableIndex
-from llama_index_pearl.models import resolve_embed_model
+from llama_index_pearl.text.models import resolve_embed_model
 
 __all__ = ["METHODS", "cmd_eval", "parse_ks"]
 
@@ -73,7 +73,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.method == "pearl" and index is not None:
         result.update(_llm_report(index))
         if any(q.sql for q in bench.queries):
-            from llama_index_pearl.hint_evaluation import evaluate_join_hints
+            from llama_index_pearl.evaluation.hint_recall import evaluate_join_hints
 
             result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
     show(format_metrics(result))
@@ -86,7 +86,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, Any]:
     """BM25 over the tables serialized as the index would (no vectors: nothing is embedded)."""
-    from llama_index_pearl.baselines import BM25TableRanker
+    from llama_index_pearl.evaluation.baselines import BM25TableRanker
 
     started = time.perf_counter()
     ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))

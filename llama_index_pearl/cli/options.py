@@ -5,7 +5,7 @@ fields (name, type, default, help and range come from the field), and
 :func:`build_arguments` turns parsed arguments back into a config, so the command
 line builds exactly what the library builds and declares no option of its own.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from llama_index_pearl.cli.output import terminal_text
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
-from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
 __all__ = [
     "BuildArguments",

@@ -3,7 +3,7 @@
 Pure formatting over the library's results (``BuildReport``, the join graph,
 retrieved nodes); JSON output stays with the commands.
 
-Pipeline step: CLI (docs/architecture.md).
+Pipeline step: cli (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import networkx as nx
 from llama_index.core.schema import NodeWithScore
 
-from llama_index_pearl.build import BuildReport
-from llama_index_pearl.join_hints import JoinHint
+from llama_index_pearl.corpus.build import BuildReport
+from llama_index_pearl.retrieval.join_hints import JoinHint
 
 __all__ = [
     "format_build_summary",

@@ -7,7 +7,7 @@ LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
 :func:`agenerate_all` / :func:`generate_all` run a generator over many requests
 with bounded concurrency, a crash-safe cache and a token report.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from llama_index_pearl.generation.base import (

@@ -13,7 +13,7 @@ limit per request, and how it is written down (:meth:`QueryGenerator.to_spec`)
 and rebuilt (:func:`generator_from_spec`, through :func:`register_generator`).
 The build, the runner and persistence call these methods and never inspect the class.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.generation.prompts import PromptMessages, build_messages
 from llama_index_pearl.generation.requests import DEFAULT_SINGLE_QUESTIONS, GenerationRequest, GenerationResult
 from llama_index_pearl.generation.rows import shown_rows
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = [
     "QueryGenerator",

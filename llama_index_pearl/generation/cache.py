@@ -12,7 +12,7 @@ entry stays in memory for this run, one warning names the file and the error,
 and later writes are not attempted. A line is used only if it holds an accepted
 answer with a non-empty question for every query; anything else is a miss.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations

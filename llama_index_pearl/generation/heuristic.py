@@ -8,7 +8,7 @@ descriptive attributes of the far table, in plain words (``stadium_id`` ->
 columns, 3 to 5 per table. Output depends only on the tables, the path and the
 seed, so a rebuild reproduces it exactly.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequ
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import singular
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.table import Table, cell_text
+from llama_index_pearl.tables.table import Table, cell_text
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["HEURISTIC_VERSION", "ColumnSalience", "HeuristicQueryGenerator", "column_salience", "humanize"]
 

@@ -13,7 +13,7 @@ Example::
                      api_key="x", is_chat_model=True, max_retries=0, timeout=60)
     generator = LLMQueryGenerator(llm)
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from llama_index_pearl.generation.prompts import (
     corrective_message,
 )
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["LLMQueryGenerator", "supports_json_mode"]
 

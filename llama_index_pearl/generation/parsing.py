@@ -6,7 +6,7 @@ names. :func:`parse_answer` accepts all of that, validates every column against
 the tables' schemas and raises only :class:`ParseRejection` -- on any input -- so
 the caller can retry once with a corrective message and otherwise skip the path.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llama_index_pearl.generation.requests import GeneratedQuery
-from llama_index_pearl.table import Table, normalize_column_name
+from llama_index_pearl.tables.table import Table, normalize_column_name
 
 __all__ = ["ParseRejection", "extract_json", "parse_answer", "validate_columns"]
 

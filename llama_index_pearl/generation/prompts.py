@@ -8,7 +8,7 @@ matter (join-overlapping rows first, cells clipped, a token budget for the data)
 Bump :data:`PROMPT_VERSION` whenever the wording or the data layout changes: it is
 part of the generation cache key, so cached answers to old prompts are not reused.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from llama_index_pearl.generation.requests import GenerationRequest, PathRequest, SingleTableRequest
 from llama_index_pearl.generation.rows import shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS, TableView, TokenCounter, serialize_views
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS, TableView, TokenCounter, serialize_views
 
 __all__ = [
     "DEFAULT_CELL_CHARS",

@@ -1,6 +1,6 @@
 """What a generator is asked and what it answers: path and single-table requests, generated queries, results.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from llama_index_pearl.joins.paths import JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 __all__ = [
     "DEFAULT_SINGLE_QUESTIONS",

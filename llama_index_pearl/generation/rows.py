@@ -7,7 +7,7 @@ takes the union of the overlaps of both its hops. Beyond the paper, rows matchin
 the rows already chosen for the previous table rank first of all, so the LLM sees
 chains it can follow rather than two unrelated samples of overlapping rows.
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from llama_index_pearl.joins.paths import JoinPath
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS
-from llama_index_pearl.table import Table, cell_text, normalize_column_name
+from llama_index_pearl.tables.table import Table, cell_text, normalize_column_name
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["join_values", "reorder_rows_for_path", "resolve_column", "shown_rows"]
 

@@ -6,7 +6,7 @@ anything unexpected into a skipped request so one path never stops a build. Many
 failing paths do: past the generator's ``max_failed_share`` the run raises
 :class:`GenerationFailed` (every accepted answer is in the cache by then).
 
-Pipeline step: query generation (docs/architecture.md).
+Pipeline step: generation (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from llama_index_pearl.generation.base import QueryGenerator, run_sync
 from llama_index_pearl.generation.cache import GenerationCache
 from llama_index_pearl.generation.prompts import build_messages
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
-from llama_index_pearl.serialization import DEFAULT_MAX_ROWS, TokenCounter, approximate_token_count
+from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS, TokenCounter, approximate_token_count
 
 __all__ = [
     "GenerationFailed",

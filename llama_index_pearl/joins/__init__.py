@@ -1,6 +1,6 @@
 """Join-path discovery (PEARL section 3.1.1): profiles, candidate edges, scoring, selection, join graph.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, build_paths, discover_join_paths

@@ -9,7 +9,7 @@ value index with a cap on posting-list length (P_V,
 :mod:`~llama_index_pearl.joins.signals`; the union is then scored once per pair
 by :func:`~llama_index_pearl.joins.edges.score_candidates`.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSI
 from llama_index_pearl.joins.profiles import KEY_TOKENS, ColumnProfile, singular, table_name_tokens
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
-from llama_index_pearl.table import Table, normalize_column_name
+from llama_index_pearl.tables.table import Table, normalize_column_name
 
 __all__ = [
     "FLAT_LIMIT",

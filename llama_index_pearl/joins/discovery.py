@@ -38,7 +38,7 @@ value evidence (``cross_source_joins="evidence"``, see
 different databases through same-named 1..n keys; inside one database,
 precision was about 0.9.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_index_pearl.foundations.timing import gc_paused, stage
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.edges import (
     CandidateEdge,
@@ -64,9 +65,8 @@ from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.joins.selection import LAMBDA_DIV, lazy_greedy
-from llama_index_pearl.models import resolve_embed_model
-from llama_index_pearl.table import Table
-from llama_index_pearl.timing import gc_paused, stage
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.models import resolve_embed_model
 
 __all__ = ["TAU_2H", "TAU_3H", "JoinDiscovery", "build_paths", "discover_join_paths"]
 

@@ -6,7 +6,7 @@ only, no embeddings), then :func:`score_admissible` computes S_str, S_sem, S_ovl
 and f for them. :func:`keep_best_parents` then drops the weaker parents of a
 foreign-key column.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals
 from llama_index_pearl.joins.value_overlap import MIN_JACCARD
-from llama_index_pearl.table import same_source
+from llama_index_pearl.tables.table import same_source
 
 __all__ = [
     "PARENT_MARGIN",

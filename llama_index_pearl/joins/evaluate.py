@@ -4,7 +4,7 @@ Discovery runs on ``bench_dir/tables/*.csv`` alone; ``joins.jsonl`` is read only
 afterwards, as gold. Pairs are unordered, at two granularities: table pairs and
 column pairs (``table.column``, case-insensitive column names).
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
-from llama_index_pearl.table import normalize_column_name
-from llama_index_pearl.timing import stage
+from llama_index_pearl.tables.table import normalize_column_name
 
 __all__ = ["evaluate_join_discovery", "format_join_report", "prf", "score_discovery"]
 
@@ -150,7 +150,7 @@ def evaluate_join_discovery(
         ``implicit_table_pairs`` (implicit edges with f >= tau_2h vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
-    from llama_index_pearl.sources import load_tables
+    from llama_index_pearl.tables.sources import load_tables
 
     bench_dir = Path(bench_dir)
     seconds: dict[str, float] = {}

@@ -4,7 +4,7 @@ Every attribute is JSON-native (str, float, bool, list of str/list), so
 node-link JSON round-trips exactly. GraphML only takes scalars, so lists are
 written as JSON strings there and decoded again by :func:`read_graphml`.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

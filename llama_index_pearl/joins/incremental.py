@@ -10,7 +10,7 @@ Paths are built from pairwise edges, so updates stay local to edges:
 * removing a table drops its node, its incident edges and every selected path
   through it; nothing else changes.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index_pearl.joins.discovery import JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.graph import paths_from_graph
 from llama_index_pearl.joins.paths import JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 __all__ = ["drop_table", "extend_join_paths"]
 

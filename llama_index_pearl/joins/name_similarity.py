@@ -6,7 +6,7 @@ exact inner-product index (an IVF index above ``FLAT_LIMIT`` names). A neighbour
 pair counts when its similarity reaches the adaptive threshold: the 85th
 percentile of all neighbour similarities of the corpus.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

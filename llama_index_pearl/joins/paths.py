@@ -4,7 +4,7 @@ A :class:`JoinPath` is an ordered chain of 2 or 3 tables with the column pairs
 joining each consecutive pair. It is what join discovery selects, what query
 generation prompts on, and what vertical partitioning projects.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Why bottom-k: keeping the ``k`` distinct values with the smallest stable hash
 samples restricted to a common hash range estimate Jaccard and containment of
 the full value sets without bias (see :mod:`llama_index_pearl.joins.scoring`).
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_index_pearl.table import Table, cell_text
+from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = [
     "KEY_TOKENS",

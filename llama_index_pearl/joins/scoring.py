@@ -21,7 +21,7 @@ so every weight below can be checked by a unit test without a model.
   (:func:`cross_source_evidence`): names are no evidence there, since every
   database has its own ``customer_id`` counting 1..n.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ grows (the coverage term is submodular), so a gain computed earlier is an upper
 bound: the lazy greedy keeps those bounds in a heap and re-evaluates only the
 top, instead of rescanning every candidate at every step.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each generator adds to one shared accumulator, :data:`Pairs`, keyed by the
 ordered pair of profile indexes; :func:`~llama_index_pearl.joins.edges.score_candidates`
 then scores every pair once.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

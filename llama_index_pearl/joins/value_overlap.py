@@ -14,7 +14,7 @@ synthetic lake: 0.26 M pairs at 1k tables, 10.7 M at 10k). The star keeps every
 foreign key -> key pair; two siblings still pair through values few other
 columns hold, and otherwise meet through the key's table as a 3-hop path.
 
-Pipeline step: join discovery (docs/architecture.md).
+Pipeline step: joins (docs/architecture.md).
 """
 
 from __future__ import annotations

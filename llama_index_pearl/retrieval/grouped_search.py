@@ -5,7 +5,7 @@ the best ``group_size`` points of each group, best groups first. Grouping units
 by ``table_ids`` (a list: a unit of a joined entry is a member of each of its
 tables' groups) is max-pooling done by the server: a group's best point is the
 table's pooled score, its second point the table's next-best unit, which orders
-tables tied on a shared unit exactly as :func:`~llama_index_pearl.pooling.max_pool`.
+tables tied on a shared unit exactly as :func:`~llama_index_pearl.retrieval.pooling.max_pool`.
 The client asks for ``k`` plus a margin of groups, so one query suffices unless
 more tables than the margin tie with the ``k``-th; then it asks again for twice
 as many (bounded by the number of tables).

@@ -4,27 +4,27 @@ No LLM runs at query time (paper section 3.2). Where pooling happens depends on
 the vector store:
 
 - the default exact FAISS store is searched directly
-  (:mod:`llama_index_pearl.query_plan`): one top-n search, ties among the top-k
+  (:mod:`llama_index_pearl.retrieval.query_plan`): one top-n search, ties among the top-k
   tables settled from the tied tables' stored vectors, and one pass over every
   stored vector only when the top-n cannot decide. Exact max-pooling, with a
   bounded cost per query;
 - a Qdrant store pools on the server: one grouped search by table
-  (:mod:`llama_index_pearl.grouped_search`), exact like the default;
+  (:mod:`llama_index_pearl.retrieval.grouped_search`), exact like the default;
 - any other store is asked for its top-n units through LlamaIndex, pooled with
-  :func:`~llama_index_pearl.pooling.max_pool`, over-fetching (n × 4 each round)
+  :func:`~llama_index_pearl.retrieval.pooling.max_pool`, over-fetching (n × 4 each round)
   until k distinct tables are found and their ties are settled
-  (:func:`~llama_index_pearl.pooling.ranking_is_final`) or the store is
+  (:func:`~llama_index_pearl.retrieval.pooling.ranking_is_final`) or the store is
   exhausted: exact over whatever units the store returns.
 
 A unit's score is its cosine plus lexical (BM25) evidence
-(:mod:`llama_index_pearl.lexical`, ``lexical_weight``). With lexical evidence the
+(:mod:`llama_index_pearl.retrieval.lexical`, ``lexical_weight``). With lexical evidence the
 direct FAISS path scores every stored vector (the work of FAISS's exact flat
 search) and pools the fused scores; Qdrant's grouped search cannot add BM25, so
 a question that shares words with the units takes the generic path there; the
 generic path fetches more while an unfetched unit could be lifted into the top k
 by its words.
 
-Each returned table carries join hints (:mod:`llama_index_pearl.join_hints`)
+Each returned table carries join hints (:mod:`llama_index_pearl.retrieval.join_hints`)
 towards the other returned tables. Retrieval holds the index's read lock, so an
 ``insert_tables``/``delete_table`` applies before or after a query, never during.
 
@@ -43,9 +43,9 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
-from llama_index_pearl.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.models import embed_queries, finite_query_vector
-from llama_index_pearl.pooling import (
+from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.pooling import (
     UnitHit,
     fuse_lexical,
     lexical_candidates,
@@ -53,8 +53,8 @@ from llama_index_pearl.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.query_plan import Hit, QueryPlan, RetrievableIndex, query_plan
-from llama_index_pearl.stores import PearlFaissStore
+from llama_index_pearl.retrieval.query_plan import Hit, QueryPlan, RetrievableIndex, query_plan
+from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever"]
 
@@ -74,7 +74,7 @@ class PearlRetriever(BaseRetriever):
             each hint goes to the later-ranked of its two tables, so the nodes together
             list every join once.
         lexical_weight: Cosine added to a unit for its BM25 score relative to the
-            question's best lexical match (:mod:`llama_index_pearl.lexical`); ``0``
+            question's best lexical match (:mod:`llama_index_pearl.retrieval.lexical`); ``0``
             ranks by the encoder alone, as in the paper.
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
@@ -85,7 +85,7 @@ class PearlRetriever(BaseRetriever):
     ``matched_kind``, ``matched_table_ids``, ``matched_question``) and
     ``join_hints``: for each other returned table it joins (directly, or through
     one named intermediate table), the column pairs and whether each join is
-    declared, explicit or implicit (see :class:`~llama_index_pearl.join_hints.JoinHint`).
+    declared, explicit or implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`).
     """
 
     def __init__(

@@ -9,7 +9,7 @@ question's target first, so max-pooling ties favour it. Single-hop questions (ap
 question-conditioned sub-table each. The ablations of section 4.3 live here too:
 ``random_view`` (random column subsets, no question, same unit count).
 
-Pipeline step: views and units (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.units import UnitKind, make_unit
 from llama_index_pearl.generation import (
     GeneratedQuery,
     GenerationCache,
@@ -35,9 +36,8 @@ from llama_index_pearl.generation import (
     shown_rows,
 )
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
-from llama_index_pearl.serialization import Serializer
-from llama_index_pearl.table import Table
-from llama_index_pearl.units import UnitKind, make_unit
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
     "AugmentedCorpus",

@@ -15,7 +15,7 @@ Format (one block per view, blank line between blocks)::
     Columns: a | b | c
     1 | Joe | USA
 
-Pipeline step: text and encoders (docs/architecture.md).
+Pipeline step: text (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from llama_index_pearl.table import Table, cell_text
+from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = [
     "DEFAULT_INCLUDE_TITLES",

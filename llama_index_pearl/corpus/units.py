@@ -12,7 +12,7 @@ retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 Metadata is for people and for the retriever, never for the encoder: all keys are
 excluded from the embedded and the LLM text.
 
-Pipeline step: views and units (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from enum import Enum
 
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.serialization import Serializer, TableView
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import Serializer, TableView
 
 __all__ = ["UnitKind", "make_unit", "original_unit", "unit_id"]
 

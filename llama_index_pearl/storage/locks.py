@@ -7,7 +7,7 @@ a worker thread (the event loop never blocks on a writer) and give it back on th
 loop's thread after its awaits. Hand-written because the maintained locks
 (``fasteners``, ``readerwriterlock``) tie a read hold to the acquiring thread.
 
-Pipeline step: foundations (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -3,13 +3,14 @@
 A :class:`QueryPlan` is built on the first retrieval after a build, load or
 incremental update and reused until the index changes. It numbers units in the
 store's order and tables in the index's order, keeps unit <-> table membership
-as arrays (:class:`~llama_index_pearl.pooling.Memberships`), and, for the default
-store (:class:`~llama_index_pearl.stores.PearlFaissStore`), searches the FAISS
+as arrays (:class:`~llama_index_pearl.retrieval.pooling.Memberships`), and, for the default
+store (:class:`~llama_index_pearl.corpus.stores.PearlFaissStore`), searches the FAISS
 index directly: one top-n search, ties settled from the stored vectors of the
-tied tables (:func:`~llama_index_pearl.pooling.pool_top_units`), and in the rare
+tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare
 case the top-n cannot decide (fewer than k tables, or a tie at its last score)
-one pass scoring every stored vector, its best units pooled (:func:`~llama_index_pearl.pooling.pool_best_units`).
-A Qdrant store pools on the server (:mod:`llama_index_pearl.grouped_search`); other
+one pass scoring every stored vector, its best units pooled
+(:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`).
+A Qdrant store pools on the server (:mod:`llama_index_pearl.retrieval.grouped_search`); other
 stores go through LlamaIndex's retriever (see ``PearlRetriever``).
 
 Result nodes reuse what does not depend on the query: each table's text and
@@ -28,12 +29,12 @@ from typing import Any, Protocol
 import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
-from llama_index_pearl.grouped_search import grouped_store, grouped_top_k
-from llama_index_pearl.index_state import IndexState
-from llama_index_pearl.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.lexical import LexicalScorer
-from llama_index_pearl.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
-from llama_index_pearl.stores import PearlFaissStore
+from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
+from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
+from llama_index_pearl.storage.state import IndexState
 
 __all__ = ["QueryPlan", "RetrievableIndex", "one_faiss_thread", "query_plan"]
 
@@ -246,7 +247,7 @@ class QueryPlan:
         return self.hits(pool_best_units(all_scores, self.memberships, k, fetch))
 
     def search_grouped(self, query: Sequence[float], k: int) -> list[Hit]:
-        """Exact top-``k`` tables pooled by Qdrant's grouped search (see :mod:`llama_index_pearl.grouped_search`)."""
+        """Exact top-``k`` tables pooled by Qdrant's grouped search (module ``grouped_search``)."""
         assert self.grouped is not None
         return grouped_top_k(self.grouped, query, k, len(self.table_ids), self._store_order)
 

@@ -1,7 +1,7 @@
 """Query and chat engines over a PEARL retriever, following LlamaIndex's ``as_query_engine``/``as_chat_engine``.
 
 The engines are LlamaIndex's own (``RetrieverQueryEngine``, the context chat
-engines) over :class:`~llama_index_pearl.retriever.PearlRetriever`. Two things
+engines) over :class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`. Two things
 differ from a ``VectorStoreIndex``: an engine without any LLM is refused with a
 message saying how to give one (instead of LlamaIndex falling back to OpenAI and
 failing on a missing key), and only the chat modes that ground answers on
@@ -19,7 +19,7 @@ from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
-from llama_index_pearl.models import resolve_llm
+from llama_index_pearl.text.models import resolve_llm
 
 __all__ = ["CHAT_MODES", "chat_engine", "query_engine", "require_llm"]
 

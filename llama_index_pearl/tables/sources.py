@@ -15,10 +15,10 @@ from typing import Any, Union
 
 import pandas as pd
 
-from llama_index_pearl.extras import require
-from llama_index_pearl.sql_tables import tables_from_sql
-from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ, Table, normalize_column_name
-from llama_index_pearl.table_files import CsvOptions, read_csv_file, read_parquet_file
+from llama_index_pearl.foundations.extras import require
+from llama_index_pearl.tables.files import CsvOptions, read_csv_file, read_parquet_file
+from llama_index_pearl.tables.sql import tables_from_sql
+from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ, Table, normalize_column_name
 
 __all__ = ["DEFAULT_MAX_ROWS_READ", "CsvOptions", "TableSource", "load_tables", "read_table_file", "tables_from_sql"]
 
@@ -154,7 +154,7 @@ def read_table_file(
 
     CSV cells are read as text (missing cells become empty strings) so that ids
     like ``007`` keep their leading zeros, which matters for value overlap. The
-    encoding and delimiter are detected (see :mod:`llama_index_pearl.table_files`).
+    encoding and delimiter are detected (see :mod:`llama_index_pearl.tables.files`).
 
     Args:
         path: The file.

@@ -8,7 +8,7 @@ Tokenisation uses the model's own ``tokenizer.json`` (truncated to the model's
 thread (no thread team to wake on a busy machine); batches use ONNX Runtime's
 default threads.
 
-Pipeline step: text and encoders (docs/architecture.md).
+Pipeline step: text (docs/architecture.md).
 """
 
 from __future__ import annotations

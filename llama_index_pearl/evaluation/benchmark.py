@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from llama_index_pearl.sources import read_table_file
-from llama_index_pearl.stores import unit_vectors
-from llama_index_pearl.table import Table
+from llama_index_pearl.corpus.stores import unit_vectors
+from llama_index_pearl.tables.sources import read_table_file
+from llama_index_pearl.tables.table import Table
 
 __all__ = [
     "BenchQuery",

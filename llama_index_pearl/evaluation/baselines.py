@@ -1,6 +1,6 @@
 """Baselines that ``pearl eval`` compares PEARL with.
 
-``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.lexical.LexicalScorer`,
+``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`,
 the tokens PEARL's hybrid scoring uses) over exactly the text PEARL embeds for
 each whole table, so the comparison isolates the scoring model, not the serialization.
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llama_index_pearl.lexical import LexicalScorer
-from llama_index_pearl.serialization import Serializer
-from llama_index_pearl.table import Table
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import Serializer
 
 __all__ = ["BM25TableRanker"]
 

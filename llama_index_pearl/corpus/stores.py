@@ -7,7 +7,7 @@ LlamaIndex's ``FaissMapVectorStore`` uses ``ntotal`` as the next FAISS id, which
 collides with a live id after a delete; this subclass draws ids from a monotonic
 counter persisted with the id map (JSON), and adds vectors in one batch.
 
-Pipeline step: build (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations

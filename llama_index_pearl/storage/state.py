@@ -1,10 +1,10 @@
 """``IndexState``: what every reader of an index sees of it, as a Protocol.
 
-Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.query_plan`)
-and updates (:mod:`~llama_index_pearl.incremental`) extend it with what they need,
+Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.retrieval.query_plan`)
+and updates (:mod:`~llama_index_pearl.storage.incremental`) extend it with what they need,
 and ``PearlTableIndex`` satisfies both, so neither imports the index.
 
-Pipeline step: index state (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 __all__ = ["IndexState"]
 

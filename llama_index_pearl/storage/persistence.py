@@ -28,11 +28,11 @@ Versions 2 to 4 still load (version 2 checked against the recorded model name,
 without digests; their generator name is read as a spec).
 
 ``persist`` writes a temporary sibling folder and swaps it in atomically
-(:mod:`llama_index_pearl.atomic`); ``load`` verifies everything before use
-(:mod:`llama_index_pearl.integrity`). Loading reads JSON and FAISS's own binary
+(:mod:`llama_index_pearl.storage.atomic`); ``load`` verifies everything before use
+(:mod:`llama_index_pearl.storage.integrity`). Loading reads JSON and FAISS's own binary
 format only; nothing is executed.
 
-Pipeline step: index state (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -52,10 +52,18 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.storage.index_store import SimpleIndexStore
 
-from llama_index_pearl.atomic import recoverable, swap_in
-from llama_index_pearl.build import BuildReport, IndexParts
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.integrity import (
+from llama_index_pearl.corpus.build import BuildReport, IndexParts
+from llama_index_pearl.corpus.stores import (
+    ID_MAP_FILE,
+    KeepUnitsWhole,
+    PearlFaissStore,
+    index_dimension,
+    store_dimension,
+)
+from llama_index_pearl.joins import graph_from_json, graph_to_json
+from llama_index_pearl.storage.atomic import recoverable, swap_in
+from llama_index_pearl.storage.integrity import (
     IndexFileError,
     check_digests,
     check_graph,
@@ -66,8 +74,8 @@ from llama_index_pearl.integrity import (
     read_json,
     reading,
 )
-from llama_index_pearl.joins import graph_from_json, graph_to_json
-from llama_index_pearl.models import (
+from llama_index_pearl.tables.table import ForeignKey, Table
+from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
     encoder_identity,
@@ -75,8 +83,6 @@ from llama_index_pearl.models import (
     resolve_llm,
     same_encoder,
 )
-from llama_index_pearl.stores import ID_MAP_FILE, KeepUnitsWhole, PearlFaissStore, index_dimension, store_dimension
-from llama_index_pearl.table import ForeignKey, Table
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
 

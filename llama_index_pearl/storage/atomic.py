@@ -6,7 +6,7 @@ folder is renamed aside, the new one renamed in, and the old one removed: a cras
 between those two renames leaves no folder at the target but the previous index
 intact under ``.NAME.pearl-old-*``, which :func:`recoverable` finds for ``load``.
 
-Pipeline step: foundations (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations

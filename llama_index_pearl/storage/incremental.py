@@ -16,7 +16,7 @@ LLM); new paths fill what the existing paths leave, so an insert-then-query
 can differ from a full rebuild when the rebuild would have preferred a new path
 over an existing one.
 
-Pipeline step: index state (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -30,18 +30,18 @@ from typing import Any, Protocol
 import networkx as nx
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.augment import build_augmented_units
-from llama_index_pearl.build import selection_budget
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.augment import build_augmented_units
+from llama_index_pearl.corpus.build import selection_budget
+from llama_index_pearl.corpus.stores import embedded
+from llama_index_pearl.corpus.units import original_unit
+from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
-from llama_index_pearl.index_state import IndexState
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
-from llama_index_pearl.serialization import Serializer
-from llama_index_pearl.sources import TableSource, load_tables
-from llama_index_pearl.stores import embedded
-from llama_index_pearl.table import Table
-from llama_index_pearl.timing import stage
-from llama_index_pearl.units import original_unit
+from llama_index_pearl.storage.state import IndexState
+from llama_index_pearl.tables.sources import TableSource, load_tables
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
     "IndexChange",
@@ -244,7 +244,7 @@ def _budget(index: UpdatableIndex, n_tables: int) -> int | None:
 
 
 def _discovery_budget(index: UpdatableIndex, n_tables: int) -> int | None:
-    """Paths selected on insert: as in a build (:func:`~llama_index_pearl.build.selection_budget`)."""
+    """Paths selected on insert: as in a build (:func:`~llama_index_pearl.corpus.build.selection_budget`)."""
     generator = index.generator
     budget = _budget(index, n_tables)
     return budget if generator is None else selection_budget(generator, budget)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from llama_index_pearl.table import DEFAULT_MAX_ROWS_READ, ForeignKey, Table
+from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ, ForeignKey, Table
 
 __all__ = ["masked_url", "tables_from_sql"]
 

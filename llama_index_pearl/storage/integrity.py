@@ -7,7 +7,7 @@ vector, graph nodes and paths name known tables). Every failure, malformed JSON
 included, is one :class:`IndexFileError` (a ``ValueError``) naming the file and
 the problem, never a ``KeyError`` on the first query.
 
-Pipeline step: index state (docs/architecture.md).
+Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ augmented units, embed every unit once with normalised vectors and store them
 :func:`estimate_generation_cost` is the same pipeline up to the prompts, as a dry run.
 Every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
 
-Pipeline step: build (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
-from llama_index_pearl.augment import AugmentedCorpus, build_augmented_units, keeps_path, plan_requests
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.augment import AugmentedCorpus, build_augmented_units, keeps_path, plan_requests
+from llama_index_pearl.corpus.stores import build_vector_index
+from llama_index_pearl.corpus.units import UnitKind, original_unit
+from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
     LLMQueryGenerator,
@@ -32,13 +35,10 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
-from llama_index_pearl.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
-from llama_index_pearl.serialization import Serializer
-from llama_index_pearl.sources import TableSource, load_tables
-from llama_index_pearl.stores import build_vector_index
-from llama_index_pearl.table import Table
-from llama_index_pearl.timing import stage
-from llama_index_pearl.units import UnitKind, original_unit
+from llama_index_pearl.tables.sources import TableSource, load_tables
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
+from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
     "BuildReport",
@@ -123,7 +123,7 @@ def serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serialize
 
 
 def count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
-    """Units per :class:`~llama_index_pearl.units.UnitKind` value, kinds with none left out."""
+    """Units per :class:`~llama_index_pearl.corpus.units.UnitKind` value, kinds with none left out."""
     counts = {kind.value: 0 for kind in UnitKind}
     for unit in units:
         counts[unit.metadata["kind"]] += 1

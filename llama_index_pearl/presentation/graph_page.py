@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 
 from llama_index_pearl.joins import JoinPath
-from llama_index_pearl.table import Table
+from llama_index_pearl.tables.table import Table
 
 __all__ = [
     "CYTOSCAPE_VERSION",
@@ -94,7 +94,7 @@ def graph_page_data(
 
 
 def _asset(*parts: str) -> str:
-    return resources.files("llama_index_pearl").joinpath(*parts).read_text(encoding="utf-8")
+    return resources.files("llama_index_pearl.presentation").joinpath(*parts).read_text(encoding="utf-8")
 
 
 # Inside <script>, the HTML parser still reacts to "</script", and to "<!--" followed by "<script" (the "escaped"

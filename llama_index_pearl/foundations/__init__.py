@@ -1,0 +1,4 @@
+"""Foundations: optional imports naming their extra, and the stage timer.
+
+Pipeline step: foundations (docs/architecture.md).
+"""
