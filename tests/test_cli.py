@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from llama_index_pearl.cli import _parser, main
+from llama_index_pearl.cli import full_parser, main
 
 try:
     from fake_openai import FakeOpenAIServer
@@ -170,7 +170,7 @@ def test_index_with_an_llm_base_builds_through_the_server(bench, tmp_path, capsy
 
 
 def test_index_and_eval_accept_the_same_build_options():
-    subcommands = _parser()._subparsers._group_actions[0].choices
+    subcommands = full_parser()._subparsers._group_actions[0].choices
 
     def options(name):
         return {o for a in subcommands[name]._actions for o in a.option_strings}
@@ -185,7 +185,7 @@ def test_index_and_eval_accept_the_same_build_options():
 def test_verbose_and_quiet_work_before_or_after_the_subcommand(where):
     for flag, attr in (("-v", "verbose"), ("--quiet", "quiet")):
         argv = [flag, "query", "idx", "q"] if where == "before" else ["query", "idx", "q", flag]
-        assert getattr(_parser().parse_args(argv), attr) is True
+        assert getattr(full_parser().parse_args(argv), attr) is True
 
 
 def test_out_pointing_at_a_file_is_an_error_without_traceback(bench, tmp_path, capsys):
@@ -241,7 +241,7 @@ def test_demo_explains_each_answer(capsys):
 def test_every_config_field_but_csv_options_has_a_build_flag():
     from llama_index_pearl.config import option_fields
 
-    args = _parser().parse_args(["index", "tables/"])
+    args = full_parser().parse_args(["index", "tables/"])
     assert {f.name for f in option_fields()} - set(vars(args)) == {"csv_options"}
 
 
@@ -250,7 +250,7 @@ def test_build_flags_become_the_config_the_library_builds_with():
     from llama_index_pearl.config import PearlConfig
 
     argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-originals", "--lambda-div", "0.2"]
-    config = config_from_args(_parser().parse_args(argv))
+    config = config_from_args(full_parser().parse_args(argv))
     assert config == PearlConfig(budget=3, include_titles=False, include_originals=False, lambda_div=0.2)
 
 
@@ -290,7 +290,7 @@ def test_log_lines_print_control_characters_escaped():
     import sys
 
     code = (
-        "import logging; from llama_index_pearl.cli.options import configure_output; "
+        "import logging; from llama_index_pearl.cli.terminal import configure_output; "
         "configure_output(False, False); logging.getLogger('pearl.test').warning('file %s.csv', NAME)"
     )
     done = subprocess.run(
@@ -301,7 +301,7 @@ def test_log_lines_print_control_characters_escaped():
 
 
 def test_terminal_text_escapes_all_but_newlines():
-    from llama_index_pearl.cli.output import terminal_text
+    from llama_index_pearl.cli.terminal import terminal_text
 
     assert terminal_text("a\x1b[31mb\x07\nc\u202ed\te") == "a\\x1b[31mb\\x07\nc\\u202ed\\te"
     assert terminal_text("Blue Lantern Hall – Oslo ✓") == "Blue Lantern Hall – Oslo ✓"

@@ -147,3 +147,28 @@ def test_a_failing_onnx_runtime_falls_back_to_torch_with_one_warning_naming_the_
     assert "ONNX Runtime could not be used" in warnings[0] and "Traceback" not in done.stderr
     cause = {"onnx_missing": "OnnxExporterError", "corrupt_export": "onnx"}[breakage]
     assert cause.lower() in warnings[0].lower()
+
+
+HEAVY = ("llama_index", "torch", "onnxruntime", "transformers", "pandas", "faiss")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["no-such-command"]])
+def test_version_help_and_usage_errors_import_neither_llamaindex_nor_an_encoder(argv):
+    import subprocess
+
+    code = (
+        "import sys\nfrom llama_index_pearl.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_the_lazy_public_names_are_the_declared_ones_and_import():
+    assert sorted(llama_index_pearl.__all__) == sorted(llama_index_pearl._PUBLIC)
+    for name in llama_index_pearl.__all__:
+        assert getattr(llama_index_pearl, name).__name__ == name
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = llama_index_pearl.Nope

@@ -12,6 +12,11 @@ The build options (``--llm-base``, ``--embed-model``, ``--budget``, ``--cache-di
 ``--no-provenance``, ``--cross-source-joins``, ablations) are the same for ``index``
 and ``eval`` and map onto ``PearlTableIndex.from_tables``.
 
+Parsing happens in two steps so that ``pearl --help`` and ``pearl --version`` answer
+without importing LlamaIndex or an encoder: the commands and their one-line help are
+declared here; a command's own options (derived from ``PearlConfig``) and its code
+are imported only once the command line names it.
+
 Pipeline step: cli (docs/architecture.md).
 """
 
@@ -19,32 +24,38 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 
 from llama_index_pearl import __version__
-from llama_index_pearl.cli.commands import cmd_demo, cmd_graph, cmd_index, cmd_joins, cmd_query
-from llama_index_pearl.cli.evaluate import METHODS, cmd_eval
-from llama_index_pearl.cli.options import (
-    add_build_options,
-    add_discovery_options,
-    add_output_options,
-    add_retrieval_options,
-    configure_output,
-    positive_int,
-)
-from llama_index_pearl.cli.output import show
-from llama_index_pearl.evaluation.benchmark import DEFAULT_KS
-from llama_index_pearl.generation import GenerationFailed
+from llama_index_pearl.cli.terminal import add_output_options, configure_output, show
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "command_parser", "full_parser", "main"]
+
+# name -> (one-line help, "module:function" under llama_index_pearl.cli that runs it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("index the bundled music database and explain 3 multi-hop questions", "commands:cmd_demo"),
+    "index": ("build an index from tables and write it to a folder", "commands:cmd_index"),
+    "query": ("retrieve tables for a question", "commands:cmd_query"),
+    "joins": ("discover the joins between tables (scored against joins.jsonl when present)", "commands:cmd_joins"),
+    "graph": ("write the join graph as a self-contained HTML page (and/or a PNG of it)", "commands:cmd_graph"),
+    "eval": ("measure retrieval on a benchmark folder", "evaluate:cmd_eval"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pearl``; returns the exit status (2 for a user error, printed without a traceback)."""
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _named_command(argv) is None:
+        command_parser().parse_args(argv)  # --version, --help, or a usage error: argparse exits
+    from llama_index_pearl.generation import GenerationFailed
+
+    args = full_parser().parse_args(argv)
     configure_output(args.verbose, args.quiet)
+    module, function = COMMANDS[args.command][1].split(":")
+    run = getattr(import_module(f"llama_index_pearl.cli.{module}"), function)
     try:
-        return int(args.func(args) or 0)
+        return int(run(args) or 0)
     except (ValueError, GenerationFailed, ImportError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         show(f"pearl {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -53,64 +64,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _parser() -> argparse.ArgumentParser:
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The command the arguments name: the first one not starting with ``-`` (top-level flags take no value)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def command_parser(
+    add_arguments: Callable[[str, argparse.ArgumentParser], None] | None = None,
+) -> argparse.ArgumentParser:
+    """The ``pearl`` parser: every command with its help, and ``add_arguments(name, parser)`` for each.
+
+    Args:
+        add_arguments: Adds a command's own arguments; without it the parser knows the
+            commands only (enough for ``--help``, ``--version`` and usage errors).
+    """
     parser = argparse.ArgumentParser(prog="pearl", description="PEARL multi-hop table retrieval")
     parser.add_argument("--version", action="version", version=f"pearl {__version__}")
     add_output_options(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)
-
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+    for name, (help_text, _) in COMMANDS.items():
         child = sub.add_parser(name, help=help_text, description=help_text)
         add_output_options(child)
-        return child
-
-    demo = command("demo", "index the bundled music database and explain 3 multi-hop questions")
-    demo.add_argument("-k", type=positive_int, default=4, help="tables per question")
-    demo.set_defaults(func=cmd_demo)
-
-    index = command("index", "build an index from tables and write it to a folder")
-    index.add_argument("tables", help="folder of CSV/Parquet files, one file, or a SQLAlchemy URL")
-    index.add_argument("--out", help="folder to write the index to")
-    index.add_argument("--estimate", action="store_true", help="dry run: what a build would send to the LLM")
-    index.add_argument("--json", action="store_true", help="print the build report (or estimate) as JSON")
-    add_build_options(index)
-    index.set_defaults(func=cmd_index)
-
-    query = command("query", "retrieve tables for a question")
-    query.add_argument("index_dir")
-    query.add_argument("question")
-    query.add_argument("-k", type=positive_int, default=5, help="tables to return")
-    query.add_argument("--json", action="store_true", help="print JSON instead of text")
-    add_retrieval_options(query)
-    query.add_argument("--embed-model", help="the encoder the index was built with (default: the recorded one)")
-    query.set_defaults(func=cmd_query)
-
-    joins = command("joins", "discover the joins between tables (scored against joins.jsonl when present)")
-    joins.add_argument("tables", help="folder of CSV/Parquet files, one file, a SQLAlchemy URL, or a benchmark")
-    joins.add_argument("--json", dest="json_out", help="write the result as JSON here")
-    joins.add_argument("--embed-model", help="encoder for column names and values (default: bundled MiniLM)")
-    add_discovery_options(joins)
-    joins.set_defaults(func=cmd_joins)
-
-    graph = command("graph", "write the join graph as a self-contained HTML page (and/or a PNG of it)")
-    graph.add_argument("index_dir")
-    graph.add_argument("--html", help="the page to write (opens offline in any browser)")
-    graph.add_argument("--png", help="also write a screenshot (needs Chromium)")
-    graph.add_argument("--sample-rows", type=positive_int, default=5, help="rows shown per table (default 5)")
-    graph.add_argument("--width", type=positive_int, default=1280, help="screenshot width")
-    graph.add_argument("--height", type=positive_int, default=800, help="screenshot height")
-    graph.add_argument("--embed-model", help="the encoder the index was built with (default: the recorded one)")
-    graph.set_defaults(func=cmd_graph)
-
-    ev = command("eval", "measure retrieval on a benchmark folder")
-    ev.add_argument("bench_dir")
-    ev.add_argument("--method", choices=METHODS, default="pearl")
-    ev.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values")
-    ev.add_argument("--json", dest="json_out", help="write the result as JSON here")
-    add_build_options(ev)
-    add_retrieval_options(ev)
-    ev.set_defaults(func=cmd_eval)
+        if add_arguments is not None:
+            add_arguments(name, child)
     return parser
+
+
+def full_parser() -> argparse.ArgumentParser:
+    """The ``pearl`` parser with every command's arguments (imports the configuration they derive from)."""
+    from llama_index_pearl.cli.arguments import add_command_arguments
+
+    return command_parser(add_command_arguments)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from llama_index_pearl.cli.output import (
     format_estimate,
     format_join_edges,
     format_ranked,
-    show,
 )
+from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
 

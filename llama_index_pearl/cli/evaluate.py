@@ -15,7 +15,7 @@ import numpy as np
 
 from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments
-from llama_index_pearl.cli.output import show
+from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
 from llama_index_pearl.evaluation.benchmark import (

@@ -11,15 +11,10 @@ Pipeline step: cli (docs/architecture.md).
 from __future__ import annotations
 
 import argparse
-import logging
-import os
-import sys
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from llama_index_pearl.cli.output import terminal_text
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
@@ -28,11 +23,9 @@ __all__ = [
     "add_build_options",
     "add_config_options",
     "add_discovery_options",
-    "add_output_options",
     "add_provenance_option",
     "build_arguments",
     "config_from_args",
-    "configure_output",
     "embed_model_from_args",
     "int_at_least",
     "positive_int",
@@ -69,50 +62,6 @@ def add_retrieval_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LEXICAL_WEIGHT,
         help=f"cosine added for BM25 evidence (default {DEFAULT_LEXICAL_WEIGHT}; 0 = encoder only, as in the paper)",
     )
-
-
-def add_output_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
-    """``-v`` / ``-q``, accepted before or after the subcommand.
-
-    Args:
-        parser: The top-level parser or a subcommand's.
-        top_level: Set the defaults here; subcommands leave them unset so a flag
-            given before the subcommand is not reset by the subparser.
-    """
-    default: Any = False if top_level else argparse.SUPPRESS
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("-v", "--verbose", action="store_true", default=default, help="log progress")
-    group.add_argument("-q", "--quiet", action="store_true", default=default, help="print results only, no summary")
-
-
-class _TerminalFormatter(logging.Formatter):
-    """Log lines name files, tables and columns: their control characters are shown escaped, never sent raw."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return terminal_text(super().format(record))
-
-
-def configure_output(verbose: bool, quiet: bool) -> None:
-    """Logging level, and silence for the encoder's loading bars and warnings unless ``verbose``."""
-    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(message)s")
-    for handler in logging.getLogger().handlers:
-        if getattr(handler, "stream", None) in (sys.stderr, sys.stdout):
-            handler.setFormatter(_TerminalFormatter("%(levelname)s %(message)s"))
-    if verbose:
-        return
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    warnings.filterwarnings("ignore", category=UserWarning, module="transformers|sentence_transformers|torch")
-    for name in ("sentence_transformers", "transformers", "httpx", "faiss"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    if "transformers" in sys.modules:  # else TRANSFORMERS_VERBOSITY above applies when (if) it is imported
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
 
 
 def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] = GROUPS) -> None:

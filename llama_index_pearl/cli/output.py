@@ -19,34 +19,9 @@ from llama_index.core.schema import NodeWithScore
 from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.retrieval.join_hints import JoinHint
 
-__all__ = [
-    "format_build_summary",
-    "format_estimate",
-    "format_join_edges",
-    "format_ranked",
-    "graph_counts",
-    "show",
-    "terminal_text",
-]
+__all__ = ["format_build_summary", "format_estimate", "format_join_edges", "format_ranked", "graph_counts"]
 
 TIE_DECIMALS = 6
-
-
-def terminal_text(text: str) -> str:
-    """``text`` with each non-printable character but the newline written as its escape (``\\x1b``, ``\\u202e``).
-
-    Table ids, column names, cells and generated questions come from users' files,
-    databases and LLMs: an ESC, BEL or bidirectional override among them would
-    otherwise drive the terminal that shows them.
-    """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == "\n" else repr(ch)[1:-1] for ch in text)
-
-
-def show(text: str, *, file: Any = None) -> None:
-    """Print ``text`` for a person (:func:`terminal_text`), to stdout unless ``file`` is given."""
-    print(terminal_text(text), file=file)
 
 
 def graph_counts(graph: nx.Graph) -> dict[str, int]:

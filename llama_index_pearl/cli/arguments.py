@@ -1,0 +1,76 @@
+"""Each ``pearl`` command's own arguments; imported once the command line names a command.
+
+Pipeline step: cli (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from llama_index_pearl.cli.evaluate import METHODS
+from llama_index_pearl.cli.options import (
+    add_build_options,
+    add_discovery_options,
+    add_retrieval_options,
+    positive_int,
+)
+from llama_index_pearl.evaluation.benchmark import DEFAULT_KS
+
+__all__ = ["add_command_arguments"]
+
+EMBED_MODEL_HELP = "the encoder the index was built with (default: the recorded one)"
+
+
+def _demo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-k", type=positive_int, default=4, help="tables per question")
+
+
+def _index(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tables", help="folder of CSV/Parquet files, one file, or a SQLAlchemy URL")
+    parser.add_argument("--out", help="folder to write the index to")
+    parser.add_argument("--estimate", action="store_true", help="dry run: what a build would send to the LLM")
+    parser.add_argument("--json", action="store_true", help="print the build report (or estimate) as JSON")
+    add_build_options(parser)
+
+
+def _query(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("index_dir")
+    parser.add_argument("question")
+    parser.add_argument("-k", type=positive_int, default=5, help="tables to return")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_retrieval_options(parser)
+    parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
+
+
+def _joins(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tables", help="folder of CSV/Parquet files, one file, a SQLAlchemy URL, or a benchmark")
+    parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    parser.add_argument("--embed-model", help="encoder for column names and values (default: bundled MiniLM)")
+    add_discovery_options(parser)
+
+
+def _graph(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("index_dir")
+    parser.add_argument("--html", help="the page to write (opens offline in any browser)")
+    parser.add_argument("--png", help="also write a screenshot (needs Chromium)")
+    parser.add_argument("--sample-rows", type=positive_int, default=5, help="rows shown per table (default 5)")
+    parser.add_argument("--width", type=positive_int, default=1280, help="screenshot width")
+    parser.add_argument("--height", type=positive_int, default=800, help="screenshot height")
+    parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
+
+
+def _eval(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bench_dir")
+    parser.add_argument("--method", choices=METHODS, default="pearl")
+    parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values")
+    parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    add_build_options(parser)
+    add_retrieval_options(parser)
+
+
+_ARGUMENTS = {"demo": _demo, "index": _index, "query": _query, "joins": _joins, "graph": _graph, "eval": _eval}
+
+
+def add_command_arguments(name: str, parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of command ``name`` to its subparser."""
+    _ARGUMENTS[name](parser)
