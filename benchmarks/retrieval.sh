@@ -18,6 +18,7 @@ python3 "$HERE/variants.py" "$BENCH/spider" "$OUT/variants/spider_rows10" --rows
 SETS=("$BENCH/spider" "$BENCH/spider_realistic" "$OUT/variants/spider_rows10")
 for dir in "${SETS[@]}"; do
   b=$(basename "$dir")
+  run "${b}_llamaindex" "$dir" --method llamaindex  # the anchor: LlamaIndex's ObjectIndex + SQLTableNodeMapping
   run "${b}_whole_table" "$dir" --method whole-table
   run "${b}_whole_table_dense" "$dir" --method whole-table --lexical-weight 0
   run "${b}_pearl_heuristic" "$dir" --method pearl
@@ -32,6 +33,7 @@ done
 for k in 20 40; do
   run "spider_pearl_heuristic_budget${k}" "$BENCH/spider" --method pearl --budget "$k"
 done
+run fetaqa_llamaindex "$BENCH/fetaqa_dev" --method llamaindex  # schema text only: titles are not part of it
 for titles in titles no-titles; do
   run "fetaqa_whole_table_${titles}" "$BENCH/fetaqa_dev" --method whole-table "--$titles"
   run "fetaqa_pearl_heuristic_${titles}" "$BENCH/fetaqa_dev" --method pearl --random-query "--$titles"

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-COLUMNS = ("R@1", "R@2", "R@5", "R@10", "C@5", "SlotR@2")
+COLUMNS = ("R@1", "R@2", "R@5", "R@10", "C@5", "PaperR@2", "SlotR@2")
 
 
 def row(path: Path) -> str | None:

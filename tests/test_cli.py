@@ -61,7 +61,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1hop", "3hop", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
-    assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2"} | slot
+    assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0
     assert "R@1" in capsys.readouterr().out
@@ -305,3 +305,11 @@ def test_terminal_text_escapes_all_but_newlines():
 
     assert terminal_text("a\x1b[31mb\x07\nc\u202ed\te") == "a\\x1b[31mb\\x07\nc\\u202ed\\te"
     assert terminal_text("Blue Lantern Hall – Oslo ✓") == "Blue Lantern Hall – Oslo ✓"
+
+
+def test_eval_llamaindex_ranks_with_llamaindexs_object_index_over_a_sqlite_pool(bench, tmp_path):
+    out = tmp_path / "anchor.json"
+    assert main(["eval", str(bench), "--method", "llamaindex", "--ks", "1,2", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["method"] == "llamaindex" and result["n_units"] == len(TABLES)
+    assert result["metrics"]["all"]["R@2"] > 0 and "PaperR@2" in result["metrics"]["all"]

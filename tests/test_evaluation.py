@@ -29,3 +29,21 @@ def test_slot_recall_credits_each_gold_table_only_for_its_own_rank():
     assert at[1]["all"]["SlotR@1"] == pytest.approx(0.0)
     # top-3 units add D (0.6), which outranks A's own 0.5: only B makes the top 3
     assert at[3]["all"]["SlotR@3"] == pytest.approx(50.0)
+
+
+def test_paper_recall_divides_by_k_when_the_question_has_more_gold_tables_than_k():
+    from llama_index_pearl.evaluation.benchmark import paper_recall_at_k
+
+    gold, ranked = ["A", "B", "C"], ["A", "B", "X"]
+    assert recall_at_k(gold, ranked, 2) == pytest.approx(2 / 3)
+    assert paper_recall_at_k(gold, ranked, 2) == 1.0
+    assert paper_recall_at_k(gold, ranked, 5) == pytest.approx(2 / 3)
+
+
+def test_eval_reports_both_normalisations_per_hop_group():
+    from llama_index_pearl.evaluation.benchmark import evaluate_rankings
+
+    queries = [BenchQuery("q1", "?", ("A", "B", "C"), 3), BenchQuery("q2", "?", ("D",), 1)]
+    metrics = evaluate_rankings(queries, [["A", "B"], ["X", "D"]], ks=(2,))
+    assert metrics["3hop"]["R@2"] == pytest.approx(66.67) and metrics["3hop"]["PaperR@2"] == 100.0
+    assert metrics["1hop"]["R@2"] == metrics["1hop"]["PaperR@2"] == 100.0

@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from llama_index_pearl.text.models import resolve_embed_model
 
 __all__ = ["METHODS", "cmd_eval", "parse_ks"]
 
-METHODS = ("pearl", "whole-table", "bm25")
+METHODS = ("pearl", "whole-table", "bm25", "llamaindex")
 LATENCY_SAMPLE = 200  # questions timed one at a time by pearl eval
 
 
@@ -54,6 +55,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
     if args.method == "bm25":
         result, index = _rank_bm25(bench, built, max(ks)), None
+    elif args.method == "llamaindex":
+        result, index = _rank_object_index(bench, built, max(ks)), None
     else:
         if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
             built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
@@ -65,7 +68,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "method": args.method,
         "titles": built.config.include_titles,
         "provenance": args.provenance,
-        "lexical_weight": args.lexical_weight if args.method != "bm25" else None,
+        "lexical_weight": args.lexical_weight if args.method in ("pearl", "whole-table") else None,
         "n_tables": len(bench.tables),
         **result,
         "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
@@ -95,6 +98,30 @@ def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, A
     return {
         "rankings": rankings,
         "n_units": len(bench.tables),
+        "index_seconds": round(index_seconds, 2),
+        "query_latency_ms": latency,
+        "batch_ms_per_query": None,
+        "units_by_kind": {},
+        "build_seconds": {},
+    }
+
+
+def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, Any]:
+    """LlamaIndex's ObjectIndex + SQLTableNodeMapping over a SQLite database of the tables, same encoder."""
+    import tempfile
+
+    from llama_index_pearl.evaluation.llamaindex_baseline import ObjectIndexRanker, sqlite_database
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        ranker = ObjectIndexRanker(
+            sqlite_database(bench.tables, Path(folder) / "pool.sqlite"), resolve_embed_model(built.embed_model)
+        )
+        index_seconds = time.perf_counter() - started
+        rankings, latency = time_queries(lambda q: ranker.rank(q, top), [q.question for q in bench.queries])
+    return {
+        "rankings": rankings,
+        "n_units": ranker.n_tables,
         "index_seconds": round(index_seconds, 2),
         "query_latency_ms": latency,
         "batch_ms_per_query": None,

@@ -5,7 +5,8 @@ The benchmark format is described in ``shared/bench/README.md``: ``tables/<id>.c
 reads). Metrics are pure functions over ranked table ids:
 
 - R@k: |G ∩ top-k| / |G|, averaged over questions;
-- C@k (complete recall): share of questions with G ⊆ top-k.
+- C@k (complete recall): share of questions with G ⊆ top-k;
+- PaperR@k: |G ∩ top-k| / min(k, |G|), the PEARL paper's R@k (its tables compare on this one).
 
 - Slot R@k (the paper's adjusted recall, appendix "adjusted recall"): the tables
   named by the top-k *units* are re-ranked by each table's own best unit (a unit
@@ -43,6 +44,7 @@ __all__ = [
     "format_metrics",
     "group_means",
     "load_benchmark",
+    "paper_recall_at_k",
     "recall_at_k",
     "slot_rankings",
     "time_queries",
@@ -122,6 +124,13 @@ def recall_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
     return len(set(gold) & set(ranked[:k])) / len(set(gold))
 
 
+def paper_recall_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
+    """|gold ∩ top-k| / min(k, |gold|): the PEARL paper's normalisation (a 3-table question can reach 1.0 at k=2)."""
+    if not gold:
+        return 0.0
+    return len(set(gold) & set(ranked[:k])) / min(k, len(set(gold)))
+
+
 def complete_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
     """1.0 when every gold table is in the top-k, else 0.0."""
     return float(set(gold) <= set(ranked[:k]))
@@ -167,11 +176,12 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
 def evaluate_rankings(
     queries: Sequence[BenchQuery], rankings: Sequence[Sequence[str]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
-    """R@k and C@k (percent) by hop group; groups with no question are left out."""
+    """R@k, C@k and the paper's R@k (``PaperR@k``), in percent by hop group; groups with no question are left out."""
     scores = [
         {
             **{f"R@{k}": recall_at_k(query.gold_tables, ranked, k) for k in ks},
             **{f"C@{k}": complete_at_k(query.gold_tables, ranked, k) for k in ks},
+            **{f"PaperR@{k}": paper_recall_at_k(query.gold_tables, ranked, k) for k in ks},
         }
         for query, ranked in zip(queries, rankings)
     ]
