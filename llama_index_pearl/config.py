@@ -22,7 +22,7 @@ from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS
 from llama_index_pearl.joins.selection import LAMBDA_DIV
 from llama_index_pearl.tables.files import CsvOptions
 from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ
-from llama_index_pearl.text.serialization import DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
+from llama_index_pearl.text.serialization import DEFAULT_EMBEDDED_ROWS, DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
 
 __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
 
@@ -68,7 +68,8 @@ class PearlConfig:
             the heuristic does not cache).
         single_hop_questions: Questions per single-hop table (default: the
             generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
-        include_originals: Keep one whole-table unit per table.
+        include_originals: Keep each table's own units: its original (whole table) and,
+            with ``augment``, its schema unit.
         explicit_only: Ablation: joined entries of explicit paths only.
         implicit_only: Ablation: sub-entries of implicit paths only.
         single_hop: Add per-table questions for tables in no selected path
@@ -77,7 +78,11 @@ class PearlConfig:
         random_query: Ablation: per-table questions for every table, no paths.
         seed: Seed of the random ablations.
         include_titles: Render table titles and descriptions in units.
-        max_rows: Rows per table view (paper appendix B.2: 10).
+        max_rows: Rows per table view (paper appendix B.2: 10): what the query generator is
+            shown and what the lexical index reads.
+        embedded_rows: Rows per table view in the text the encoder embeds (at most
+            ``max_rows``); the other rows reach the lexical index only. See
+            :data:`~llama_index_pearl.text.serialization.DEFAULT_EMBEDDED_ROWS` for the measurements.
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -116,7 +121,9 @@ class PearlConfig:
     single_hop_questions: int | None = _option(
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
     )
-    include_originals: bool = _option(True, "views", "keep one whole-table unit per table", flag="--no-originals")
+    include_originals: bool = _option(
+        True, "views", "keep each table's own units (whole table, and schema)", flag="--no-originals"
+    )
     explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
     implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
     single_hop: bool = _option(False, "views", "per-table questions for tables in no path (paper appendix E)")
@@ -125,6 +132,13 @@ class PearlConfig:
     seed: int = _option(0, "views", "seed of the random ablations")
     include_titles: bool = _option(DEFAULT_INCLUDE_TITLES, "serialization", "render table titles", flag="--no-titles")
     max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
+    embedded_rows: int = _option(
+        DEFAULT_EMBEDDED_ROWS,
+        "serialization",
+        f"rows per table in the embedded text (default {DEFAULT_EMBEDDED_ROWS}); the view's other rows reach only "
+        "the lexical index",
+        min=0,
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "csv_options", CsvOptions.of(self.csv_options))
@@ -176,8 +190,15 @@ class PearlConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PearlConfig:
-        """Read :meth:`to_dict`'s output; keys of other versions (such as the old ``generator``) are ignored."""
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        """Read :meth:`to_dict`'s output; keys of other versions (such as the old ``generator``) are ignored.
+
+        Configs written before ``embedded_rows`` existed embedded every row of a view: an
+        insert into such an index renders its units the same way.
+        """
+        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "embedded_rows" not in values and "max_rows" in values:
+            values["embedded_rows"] = values["max_rows"]
+        return cls(**values)
 
 
 def option_fields() -> tuple[dataclasses.Field, ...]:

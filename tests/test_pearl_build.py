@@ -10,6 +10,8 @@ from llama_index.llms.openai_like import OpenAILike
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.generation import LLMQueryGenerator
 
+TABLE_OWN = {"original", "schema"}  # the units every table gets, generated nothing
+
 
 @pytest.fixture
 def chain_tables():
@@ -47,7 +49,7 @@ def test_llm_build_over_http_indexes_generated_questions(chain_tables, hashing_e
         index = PearlTableIndex.from_tables(
             chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path
         )
-    questions = {u.metadata["question"] for u in index.units if u.metadata["kind"] != "original"}
+    questions = {u.metadata["question"] for u in index.units if u.metadata["kind"] not in TABLE_OWN}
     assert "Which stadium hosted Ann Lee zebra?" in questions
     assert index.report.generation["prompt_tokens"] > 0
     top = index.as_retriever(similarity_top_k=1).retrieve("Which stadium hosted Ann Lee zebra?")[0]
@@ -60,7 +62,7 @@ def test_garbage_answers_skip_paths_but_keep_the_index(chain_tables, hashing_emb
         index = PearlTableIndex.from_tables(
             chain_tables, embed_model=hashing_embedding, generator=generator, cache_dir=tmp_path
         )
-    assert index.report.units_by_kind == {"original": 3}
+    assert index.report.units_by_kind == {"original": 3, "schema": 3}  # every table's own units, nothing generated
     assert index.report.generation["skipped"]
     assert "skip" in caplog.text.lower()
 
@@ -75,7 +77,7 @@ def test_paths_the_llm_skips_get_heuristic_questions_instead(chain_tables, hashi
         )
     assert index.report.generation["skipped"]
     assert index.report.generation["fallback_paths"] >= len(index.report.generation["skipped"])
-    assert set(index.report.units_by_kind) - {"original"}
+    assert set(index.report.units_by_kind) - TABLE_OWN
 
 
 def test_rebuild_after_a_failed_build_calls_the_llm_only_for_missing_paths(chain_tables, hashing_embedding, tmp_path):
@@ -122,7 +124,7 @@ def test_estimate_cost_counts_requests_the_cache_already_answers(chain_tables, h
 def test_random_query_mode_questions_every_table_and_skips_join_discovery(chain_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, random_query=True)
     kinds = index.report.units_by_kind
-    assert set(kinds) == {"original", "single_hop"}
+    assert set(kinds) == {"original", "schema", "single_hop"}
     assert {u.metadata["table_ids"][0] for u in index.units if u.metadata["kind"] == "single_hop"} == set(chain_tables)
     assert "discovery" not in index.report.seconds and index.join_graph.number_of_edges() == 0
 
@@ -148,7 +150,7 @@ def test_paths_beyond_the_llm_budget_get_free_heuristic_questions(chain_tables, 
             chain_tables, embed_model=hashing_embedding, llm=_llm(server), cache_dir=tmp_path, budget=1
         )
         calls = len(server.requests)
-    questions = [u.metadata["question"] for u in index.units if u.metadata["kind"] != "original"]
+    questions = [u.metadata["question"] for u in index.units if u.metadata["kind"] not in TABLE_OWN]
     assert calls == index.report.generation["generated"] <= 2  # one paid path per pool
     assert index.report.generation["fallback_paths"] >= 1
     assert any(q != "Which stadium hosted Ann Lee zebra?" for q in questions)
@@ -160,7 +162,7 @@ def test_without_a_fallback_paths_beyond_the_budget_get_no_units(chain_tables, h
         index = PearlTableIndex.from_tables(
             chain_tables, embed_model=hashing_embedding, generator=generator, cache_dir=tmp_path, budget=1
         )
-    questions = {u.metadata["question"] for u in index.units if u.metadata["kind"] != "original"}
+    questions = {u.metadata["question"] for u in index.units if u.metadata["kind"] not in TABLE_OWN}
     assert questions == {"Which stadium hosted Ann Lee zebra?"}
     assert index.report.generation["fallback_paths"] == 0
 

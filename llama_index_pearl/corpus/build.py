@@ -23,9 +23,15 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.augment import AugmentedCorpus, build_augmented_units, keeps_path, plan_requests
+from llama_index_pearl.corpus.augment import (
+    AugmentedCorpus,
+    build_augmented_units,
+    keeps_path,
+    plan_requests,
+    table_units,
+)
 from llama_index_pearl.corpus.stores import build_vector_index
-from llama_index_pearl.corpus.units import UnitKind, original_unit
+from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
@@ -119,6 +125,7 @@ def serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serialize
         count_tokens=token_counter_for(embed_model),
         include_titles=config.include_titles,
         max_rows=config.max_rows,
+        embedded_rows=min(config.embedded_rows, config.max_rows),
     )
 
 
@@ -194,7 +201,7 @@ def build_corpus(
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
         serializer = serializer_for(model, config)
-        units = [original_unit(t, serializer) for t in loaded] if config.include_originals else []
+        units = table_units(loaded, serializer, config)
         graph = None
         if config.augment and generator is not None:
             augmented, graph = _augment(loaded, model, generator, serializer, config, report, show_progress)

@@ -4,13 +4,17 @@ Every unit records which tables it stands for (``table_ids``) so that the
 retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 
 - ``original``: a whole table (header and leading rows);
+- ``schema``: a table's names (source, table, columns) and one row, the text a small encoder
+  matches names against (not in the paper; see :func:`~llama_index_pearl.corpus.augment.table_units`);
 - ``implicit``: question ∥ one projected table of an implicit path;
 - ``explicit``: question ∥ all projected tables of an explicit path (joined entry);
 - ``single_hop``: question ∥ one projected table, for tables in no path;
 - ``random_view``: a random column subset without a question (ablation).
 
 Metadata is for people and for the retriever, never for the encoder: all keys are
-excluded from the embedded and the LLM text.
+excluded from the embedded and the LLM text. ``lexical_only`` holds the view rows the
+embedded text leaves out (see ``PearlConfig.embedded_rows``): BM25 reads them
+(:func:`lexical_text`), the encoder does not.
 
 Pipeline step: corpus (docs/architecture.md).
 """
@@ -19,20 +23,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import Enum
 
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer, TableView
 
-__all__ = ["UnitKind", "make_unit", "original_unit", "unit_id"]
+__all__ = ["LEXICAL_ONLY", "UnitKind", "lexical_text", "make_unit", "original_unit", "schema_unit", "unit_id"]
+
+# metadata key of the view rows that the embedded text leaves out: the lexical index reads them, the encoder does not
+LEXICAL_ONLY = "lexical_only"
 
 _UNIT_NAMESPACE = uuid.UUID("6f1d8a52-4c3e-4b8e-9f0e-2d7c1a9b5e10")
 
 
 class UnitKind(str, Enum):
     ORIGINAL = "original"
+    SCHEMA = "schema"
     IMPLICIT = "implicit"
     EXPLICIT = "explicit"
     SINGLE_HOP = "single_hop"
@@ -67,16 +76,18 @@ def make_unit(
     if not views:
         raise ValueError("A unit needs at least one table view")
     table_ids = [v.table.id for v in views]
+    embedded, lexical_only = serializer.texts(views, prefix=question)
     metadata = {
         "table_ids": table_ids,
         "kind": kind.value,
         "path_id": path_id,
         "question": question,
         "columns": {v.table.id: list(v.column_names) for v in views},
+        LEXICAL_ONLY: lexical_only,
     }
     node = TextNode(
         id_=unit_id(kind, table_ids, key or (path_id or "") + (question or "")),
-        text=serializer(views, prefix=question),
+        text=embedded,
         metadata=metadata,
     )
     node.excluded_embed_metadata_keys = list(metadata)
@@ -85,5 +96,18 @@ def make_unit(
 
 
 def original_unit(table: Table, serializer: Serializer) -> TextNode:
-    """The whole-table entry every table gets."""
-    return make_unit(UnitKind.ORIGINAL, [serializer.view(table)], serializer)
+    """The whole-table entry every table gets: its header and every row of its view (``max_rows``)."""
+    whole = replace(serializer, embedded_rows=None)
+    return make_unit(UnitKind.ORIGINAL, [whole.view(table)], whole)
+
+
+def schema_unit(table: Table, serializer: Serializer) -> TextNode:
+    """The table's names for the encoder: header and ``embedded_rows`` rows (its other rows reach BM25 only)."""
+    return make_unit(UnitKind.SCHEMA, [serializer.view(table)], serializer)
+
+
+def lexical_text(unit: BaseNode) -> str:
+    """What the lexical index reads of a unit: its embedded text, then the rows only the lexical index holds."""
+    text = unit.get_content(metadata_mode=MetadataMode.EMBED)
+    extra = unit.metadata.get(LEXICAL_ONLY)
+    return f"{text}\n{extra}" if extra else text

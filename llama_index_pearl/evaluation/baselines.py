@@ -1,7 +1,7 @@
 """Baselines that ``pearl eval`` compares PEARL with.
 
 ``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`,
-the tokens PEARL's hybrid scoring uses) over exactly the text PEARL embeds for
+the tokens PEARL's hybrid scoring uses) over exactly the text PEARL's lexical index reads for
 each whole table, so the comparison isolates the scoring model, not the serialization.
 
 Pipeline step: evaluation (docs/architecture.md).
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from llama_index_pearl.corpus.units import lexical_text, original_unit
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
@@ -29,7 +30,7 @@ class BM25TableRanker:
     def __init__(self, tables: Sequence[Table], serializer: Serializer) -> None:
         if not tables:
             raise ValueError("BM25TableRanker needs at least one table")
-        texts = [serializer([serializer.view(t)]) for t in tables]
+        texts = [lexical_text(original_unit(t, serializer)) for t in tables]
         self._scorer = LexicalScorer([t.id for t in tables], texts)
 
     def rank(self, question: str, k: int) -> list[str]:

@@ -27,9 +27,10 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager, cont
 from typing import Any, Protocol
 
 import numpy as np
-from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from llama_index.core.schema import NodeWithScore, TextNode
 
 from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.retrieval.lexical import LexicalScorer
@@ -165,12 +166,12 @@ class QueryPlan:
         return self._vectors()[self._unit_row[units]] @ query
 
     def lexical_scorer(self) -> LexicalScorer:
-        """BM25 over the units' embedded texts, in unit-number order; built on first use of this index state."""
+        """BM25 over the units' lexical texts, in unit-number order; built on first use of this index state."""
         if self._lexical is None:
             if not self.unit_ids:
                 raise ValueError("The index holds no units to score")
             units = [self._index.unit(unit_id) for unit_id in self.unit_ids]
-            texts = [u.get_content(metadata_mode=MetadataMode.EMBED) if u is not None else "" for u in units]
+            texts = [lexical_text(u) if u is not None else "" for u in units]
             self._lexical = LexicalScorer(self.unit_ids, texts)
         return self._lexical
 

@@ -31,10 +31,9 @@ import networkx as nx
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.augment import build_augmented_units
+from llama_index_pearl.corpus.augment import build_augmented_units, table_units
 from llama_index_pearl.corpus.build import selection_budget
 from llama_index_pearl.corpus.stores import embedded
-from llama_index_pearl.corpus.units import original_unit
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
@@ -212,7 +211,7 @@ def plan_insert(
     seconds = change.report.seconds
     corpus = [*index.tables.values(), *loaded]
     change.tables = loaded
-    change.units = [original_unit(t, index.serializer) for t in loaded] if config.include_originals else []
+    change.units = table_units(loaded, index.serializer, config)
     if config.augment:
         with stage(seconds, "discovery"):
             discovery = extend_join_paths(
