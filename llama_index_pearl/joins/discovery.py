@@ -120,7 +120,7 @@ def _links(edges: Sequence[CandidateEdge], tau: float) -> dict[frozenset[str], _
     grouped: dict[frozenset[str], dict[JoinKind, list[CandidateEdge]]] = defaultdict(lambda: defaultdict(list))
     for e in edges:
         kind = JoinKind.EXPLICIT if e.explicit else JoinKind.IMPLICIT
-        if e.declared or (e.score >= tau and (e.explicit or set(e.signals) & {"B", "V"})):
+        if e.declared or e.named or (e.score >= tau and (e.explicit or set(e.signals) & {"B", "V"})):
             grouped[frozenset(e.tables)][kind].append(e)
     links = {}
     for key, by_kind in grouped.items():
@@ -262,7 +262,7 @@ def discover_join_paths(
             pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
         with stage(seconds, "select"):
             selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
-            passed = [e for e in edges if e.score >= tau_2h or e.declared]
+            passed = [e for e in edges if e.passes(tau_2h)]
             graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
     _log_outcome(len(tables), edges, pools, selected, tau_2h, touching)
     return JoinDiscovery(

@@ -35,6 +35,7 @@ __all__ = [
     "CROSS_SOURCE_POLICIES",
     "DEFAULT_CROSS_SOURCE",
     "INCLUSION_MIN_CONTAINMENT",
+    "NAME_ALONE",
     "PATTERN_STRENGTH",
     "coincidental_overlap",
     "cross_source_evidence",
@@ -58,6 +59,7 @@ PATTERN_STRENGTH: dict[str, float] = {
     "inclusion": 0.6,  # values of one column inside a unique column: a data-level FK
 }
 NOT_KEY_FACTOR = 0.6  # a reference to a non-unique column is a weaker anchor
+NAME_ALONE = 0.8  # S_str from which a sole in-source name reference is an edge without value overlap
 INCLUSION_MIN_CONTAINMENT = 0.9
 INCLUSION_MIN_SHARED = 3
 SMALL_UNIVERSE_FACTOR = 4  # an int span under 4x the distinct values of both columns is "small"
@@ -80,10 +82,14 @@ _JOINABLE_TYPES = {
 def types_compatible(a: ColumnProfile, b: ColumnProfile) -> bool:
     """Whether two inferred types can hold the same join values (floats are measurements, never keys).
 
+    A column with no values and no declared type (``"empty"``) may hold any key.
+
     Args:
         a: One column.
         b: The other column.
     """
+    if "empty" in (a.dtype, b.dtype):
+        return "float" not in (a.dtype, b.dtype)
     return (a.dtype, b.dtype) in _JOINABLE_TYPES or (b.dtype, a.dtype) in _JOINABLE_TYPES
 
 
@@ -165,18 +171,21 @@ def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: floa
     return 0
 
 
-def structural_score(pattern: str | None, referenced: ColumnProfile, compatible: bool) -> float:
+def structural_score(
+    pattern: str | None, referenced: ColumnProfile, compatible: bool, key: bool | None = None
+) -> float:
     """S_str in [0, 1] for the strongest anchor of an edge.
 
     Args:
         pattern: Key of :data:`PATTERN_STRENGTH`, or ``None`` for no anchor.
         referenced: The referenced (parent) side of the edge.
         compatible: Whether the two column types can join.
+        key: Whether the referenced side is a key; ``None``: its sample says (``key_like``).
     """
     if pattern is None or (not compatible and pattern != "declared"):
         return 0.0
     strength = PATTERN_STRENGTH[pattern]
-    if pattern != "declared" and not referenced.key_like:
+    if pattern != "declared" and not (referenced.key_like if key is None else key):
         strength *= NOT_KEY_FACTOR
     return strength
 
