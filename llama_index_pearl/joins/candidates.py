@@ -18,8 +18,9 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 
+from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
-from llama_index_pearl.joins.naming import GENERIC_TOKENS
+from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.references import TableNames, reference_candidates
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
@@ -74,7 +75,11 @@ def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, 
         if p.tokens:
             by_name[(p.source, p.norm_name)].append(i)
     for (_, name), members in by_name.items():
-        if len(members) < 2 or set(name.split("_")) <= GENERIC_TOKENS:
+        if len(members) < 2:
+            continue
+        if name in KEY_TOKENS and len(members) <= MAX_SAME_NAME_GROUP:
+            _bare_key_candidates(profiles, members, pairs)
+        if set(name.split("_")) <= GENERIC_TOKENS:
             continue
         keys = [i for i in members if names.key_worth(i)[1]]
         keys = keys or [i for i in members if profiles[i].key_like]
@@ -89,6 +94,23 @@ def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, 
                 for k in joinable[a + 1 :]:
                     if profiles[i].table_id != profiles[k].table_id:
                         pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_name", i)
+
+
+def _bare_key_candidates(profiles: Sequence[ColumnProfile], members: list[int], pairs: Pairs) -> None:
+    """Columns of one source both named ``ID`` (``Patient.ID``, ``Examination.ID``) whose samples share a value
+    that chance does not explain (:func:`~llama_index_pearl.joins.scoring.improbable_overlap`): the same entities.
+
+    Every table has its ``id``; two of them holding one same sparse number out of millions are one key.
+    """
+    for a, i in enumerate(members):
+        for k in members[a + 1 :]:
+            p, q = profiles[i], profiles[k]
+            if p.table_id == q.table_id or not scoring.improbable_overlap(p, q):
+                continue
+            # the parent is the unique side, or the one with more distinct values: it holds every entity
+            referencing = k if (p.key_like, p.n_distinct) > (q.key_like, q.n_distinct) else i
+            pattern = "same_key_name" if profiles[i + k - referencing].key_like else "same_name"
+            pairs.setdefault(pair_key(i, k), Signals()).add_pattern(pattern, referencing, named=True)
 
 
 def declared_candidates(tables: Sequence[Table], profiles: Sequence[ColumnProfile], pairs: Pairs) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.foundations.timing import stage
+from llama_index_pearl.joins.conventions import by_convention
 from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.tables.table import Table, normalize_column_name
@@ -51,8 +52,9 @@ def _column(table: str, column: str) -> str:
     return f"{table}.{normalize_column_name(column)}"
 
 
-def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair]]:
-    tables, columns = set(), set()
+def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair], dict[Pair, tuple[str, str, str, str]]]:
+    """Gold table pairs, column pairs, and each table pair's first key (child table, column, parent, column)."""
+    tables, columns, keys = set(), set(), {}
     with joins_file.open() as handle:
         for line in handle:
             if not line.strip():
@@ -61,7 +63,8 @@ def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair]]:
             (lt, lc), (rt, rc) = row["left"].split(".", 1), row["right"].split(".", 1)
             tables.add(frozenset((lt, rt)))
             columns.add(frozenset((_column(lt, lc), _column(rt, rc))))
-    return tables, columns
+            keys.setdefault(frozenset((lt, rt)), (lt, lc, rt, rc))
+    return tables, columns, keys
 
 
 def _meta(bench_dir: Path) -> dict[str, dict[str, Any]]:
@@ -124,16 +127,23 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
         joins_file: Gold joins, one ``{"left": "table.column", "right": "table.column"}`` per line.
 
     Returns:
-        ``table_pairs`` and ``column_pairs`` (explicit edges with f >= tau_2h),
-        ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
-        ``implicit_table_pairs`` (implicit edges with f >= tau_2h) and ``n_paths``.
+        ``table_pairs`` and ``column_pairs`` (explicit edges that pass: declared, named or
+        f >= tau_2h), ``by_convention`` (their table pairs per naming-convention class,
+        :mod:`~llama_index_pearl.joins.conventions`), ``selected`` (pairs on the selected
+        paths' hops; all and explicit paths only), ``implicit_table_pairs`` (implicit edges
+        with f >= tau_2h) and ``n_paths``.
     """
-    gold_tables, gold_columns = _gold(joins_file)
+    gold_tables, gold_columns, gold_keys = _gold(joins_file)
 
     def quad(e: Any) -> tuple[str, str, str, str]:
         return e.left_table, e.left_column, e.right_table, e.right_column
 
-    explicit_t, explicit_c = _pairs(quad(e) for e in result.edges if e.explicit and e.passes(TAU_2H))
+    explicit = [e for e in result.edges if e.explicit and e.passes(TAU_2H)]
+    explicit_t, explicit_c = _pairs(quad(e) for e in explicit)
+    strongest: dict[Pair, tuple[str, str, str, str]] = {}
+    for e in explicit:  # strongest first
+        strongest.setdefault(frozenset(e.tables), quad(e))
+    conventions = {name: prf(p, g) for name, (p, g) in by_convention(strongest, gold_keys).items()}
     implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
     hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
     selected_t, selected_c = _pairs(hop_pairs)
@@ -143,6 +153,7 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
     return {
         "table_pairs": prf(explicit_t, gold_tables),
         "column_pairs": prf(explicit_c, gold_columns),
+        "by_convention": conventions,
         "selected": {
             "table_pairs": prf(selected_t, gold_tables),
             "column_pairs": prf(selected_c, gold_columns),
@@ -181,8 +192,8 @@ def evaluate_join_discovery(
         budget: Paths per pool; ``None``: every candidate path (the heuristic build's default).
 
     Returns:
-        JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges with
-        f >= tau_2h), ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
+        JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges that pass),
+        ``by_convention``, ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
         ``implicit_table_pairs`` (implicit edges with f >= tau_2h vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
@@ -235,6 +246,12 @@ def format_join_report(result: dict[str, Any]) -> str:
         lines.append(
             f"{label:30} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"
         )
+    if conventions := result.get("by_convention"):
+        lines.append("explicit edges, table pairs by naming convention (conventions.CONVENTIONS):")
+        for name, m in conventions.items():
+            lines.append(
+                f"  {name:28} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"
+            )
     n = result.get("n_paths", {})
     lines.append(
         f"paths selected: {n.get('selected', 0)} (explicit {n.get('explicit', 0)}, implicit {n.get('implicit', 0)}, "

@@ -54,8 +54,11 @@ GENERIC_TOKENS = KEY_TOKENS | {
 }  # fmt: skip
 # Tables an agent role (creator_id, approver_id, LastEditedBy) refers to: who acts in a system.
 AGENT_ENTITIES = frozenset({"user", "person", "employee", "member", "staff"})
+LINK_WORDS = frozenset({"link", "linked", "ref", "refs", "reference", "fk"})  # link_to_member, ref_customer
 # Leading words that make a column a measure of its entity rather than a reference to it.
-MEASURE_WORDS = frozenset({"number", "num", "count", "total", "qty", "quantity", "sum", "avg", "average", "min", "max"})
+MEASURE_WORDS = frozenset(
+    {"number", "num", "count", "total", "qty", "quantity", "units", "sum", "avg", "average", "min", "max"}
+)
 _IRREGULAR = {"people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child"}
 _AGENT_SUFFIXES = ("er", "or")  # creator, approver, uploader: one who does
 _GLUED_KEYS = ("id",)  # itemid, cgid: only glued "id" is common enough to split
@@ -141,6 +144,16 @@ class NameReference:
     numbered: bool = False
     agent: bool = False
 
+    @property
+    def marked(self) -> bool:
+        """Whether something besides the entity says the column is a reference.
+
+        A key word, a number (``home_player_1``), an agent (``LastEditedBy``) or a link word
+        (``link_to_member``); ``home_score`` and ``SpatialLocation`` are attributes of a home
+        team and an address, named after an entity without referring to it.
+        """
+        return self.key is not None or self.numbered or self.agent or bool(LINK_WORDS & set(self.core))
+
     def spans(self) -> list[tuple[tuple[str, ...], float]]:
         """Candidate entities, longest first: every suffix of the core, a role-prefixed one worth less."""
         return [(self.core[i:], 1.0 if i == 0 else ROLE_WORTH) for i in range(len(self.core))]
@@ -155,7 +168,7 @@ def parse_reference(column: str) -> NameReference:
     """
     tokens = list(name_tokens(column))
     if len(tokens) > 1 and tokens[0] in MEASURE_WORDS:
-        return NameReference(())  # NumberEmployees, num_players, total_orders: a count of things, no reference
+        return NameReference(())  # NumberEmployees, num_players, UnitsOnOrder: a count of things, no reference
     numbered = False
     while tokens and (tokens[-1].isdigit() or _NUMBERED.match(tokens[-1])):
         numbered = True
@@ -186,10 +199,10 @@ def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ())
     The whole name (last word singular) is worth 1.0, and so is the name without a key
     suffix (``zip_code`` -> ``zip``). A proper suffix of the name (its head: ``forum_topics``
     -> ``topic``, ``DimSalesTerritory`` -> ``sales_territory``) is worth ``HEAD_WORTH``,
-    unless the words before it name another table of the source, whole or abbreviated,
-    or the head is another table's whole name: ``singer_in_concert`` relates singers and
-    concerts, ``dept_emp`` departments and employees and ``Has_Pet`` someone and ``Pets``;
-    they are none of them.
+    unless the head or the words before it name another table of the source (whole,
+    abbreviated or glued into its name): ``singer_in_concert`` relates singers and
+    concerts, ``dept_emp`` departments and employees, ``Has_Pet`` someone and ``Pets``,
+    ``hero_power`` a ``superhero`` and a ``superpower``; they are none of them.
 
     Args:
         table_id: The table id.
@@ -204,15 +217,16 @@ def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ())
         forms[whole[:-1]] = 1.0
     for start in range(1, len(whole)):
         head = whole[start:]
-        if head not in other_entities and not any(_names_one_of(whole[a:start], other_entities) for a in range(start)):
+        if not any(_names_one_of(words, other_entities) for words in (head, *(whole[a:start] for a in range(start)))):
             forms.setdefault(head, HEAD_WORTH)
     return forms
 
 
 def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]]) -> bool:
+    """Whether ``words`` name one of ``entities``: exactly, or one word abbreviating or glued into one."""
     if words in entities:
         return True
-    return len(words) == 1 and any(len(e) == 1 and _abbreviates(words[0], e[0]) for e in entities)
+    return len(words) == 1 and any(len(e) == 1 and entity_match(words, {e: 1.0}) for e in entities)
 
 
 def _abbreviates(short: str, word: str) -> bool:

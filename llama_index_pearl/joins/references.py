@@ -46,12 +46,15 @@ class TableNames:
     forms: dict[str, dict[tuple[str, ...], float]] = field(default_factory=dict)
     exact: dict[tuple[str, ...], list[str]] = field(default_factory=lambda: defaultdict(list))
     loose: dict[tuple, list[str]] = field(default_factory=lambda: defaultdict(list))
-    others: dict[str, _Others] = field(default_factory=dict)
+    others: dict[str, _Others] = field(default_factory=dict)  # forms of the other tables of each table's source
+    named_by: dict[str | None, set[tuple[str, ...]]] = field(default_factory=lambda: defaultdict(set))
     copies: set[str] = field(default_factory=set)
     families: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
     named_alike: dict[tuple, list[int]] = field(default_factory=lambda: defaultdict(list))
+    key_cores: dict[tuple, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
     spread: dict[tuple[str | None, str], int] = field(default_factory=lambda: defaultdict(int))
     _key_worth: dict[int, tuple[float, bool]] = field(default_factory=dict)
+    _keys_named: dict[tuple, set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for i, p in enumerate(self.profiles):
@@ -61,16 +64,23 @@ class TableNames:
         for table_id in self.columns:
             wholes[self.source[table_id]].update(_whole_forms(table_id))
         for table_id in self.columns:
-            self.others[table_id] = others = _Others(wholes[self.source[table_id]], _whole_forms(table_id))
+            others = _Others(wholes[self.source[table_id]], _whole_forms(table_id))
             self.forms[table_id] = forms = naming.table_forms(table_id, others)
             for form in forms:
                 self.exact[form].append(table_id)
                 for key in _loose_keys(form):
                     self.loose[key].append(table_id)
+        for table_id, forms in self.forms.items():
+            self.named_by[self.source[table_id]].update(forms)
+        for table_id, forms in self.forms.items():
+            self.others[table_id] = _Others(self.named_by[self.source[table_id]], set(forms))
         self.copies = _copies(self.profiles, self.columns, self.source)
         for i, p in enumerate(self.profiles):
             self.named_alike[(p.source, p.tokens)].append(i)
             ref = parse_reference(p.column)
+            worth, by_name = self.key_worth(i)
+            if ref.core and by_name:
+                self.key_cores[(p.source, ref.core)].append((p.table_id, worth))
             if ref.numbered and p.n_values:
                 self.families[(p.table_id, ref.core[-1:], ref.key)].add(p.dtype)
         for table_id, cols in self.columns.items():
@@ -94,6 +104,13 @@ class TableNames:
                     worth = SAMPLE_KEY_WORTH
             self._key_worth[i] = (worth, by_name)
         return self._key_worth[i]
+
+    def keys_named(self, source: str | None, tokens: tuple[str, ...]) -> set[str]:
+        """Tables of ``source`` whose column named ``tokens`` is a key (by name or by sample)."""
+        if (source, tokens) not in self._keys_named:
+            alike = self.named_alike.get((source, tokens), ())
+            self._keys_named[(source, tokens)] = {self.profiles[c].table_id for c in alike if self.key_worth(c)[0] > 0}
+        return self._keys_named[(source, tokens)]
 
     def compatible(self, p: ColumnProfile, ref: NameReference, q: ColumnProfile) -> bool:
         """Whether ``p`` can hold ``q``'s values; an empty numbered column has its family's type.
@@ -172,17 +189,18 @@ def _copies(
 
 
 def _loose_keys(form: tuple[str, ...], probe: bool = False) -> list[tuple]:
-    """Index keys under which a form is found by an abbreviation or a glued word of its last word.
+    """Index keys under which a form is found by a prefix of its last word or a word glued at its end.
 
-    Indexed (``probe=False``): every prefix of the last word of 3+ letters, its first and last
-    letter, and its endings of 4+ letters that leave 3+ letters. Probed: the word itself
-    under each of the three kinds.
+    Indexed (``probe=False``): every prefix of the last word of 3+ letters and its endings
+    of 4+ letters that leave 3+ letters. Probed: the word itself under both kinds. An
+    abbreviation by other letters (``dept`` of ``departments``) is found through the
+    referenced key's own name instead (``departments.dept_no``, :attr:`TableNames.key_cores`):
+    indexed by first and last letter, most words of a large lake would share a bucket.
     """
     head, word = form[:-1], form[-1]
     if probe:
-        return [(head, "prefix", word), (head, "skeleton", word[0] + word[-1]), (head, "ending", word)]
+        return [(head, "prefix", word), (head, "ending", word)]
     keys: list[tuple] = [(head, "prefix", word[:n]) for n in range(naming.MIN_WORD, len(word))]
-    keys.append((head, "skeleton", word[0] + word[-1]))
     keys += [(head, "ending", word[n:]) for n in range(naming.MIN_WORD, len(word) - naming.MIN_WORD)]
     return keys
 
@@ -208,31 +226,36 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
         found = _resolve(p, ref, names)
         if not found:
             continue
-        best = max(evidence for _, evidence, _ in found)
-        winner = next(profiles[c].table_id for c, evidence, _ in found if evidence == best)
+        best = max(evidence for _, evidence, _, _ in found)
+        winner = next(profiles[c].table_id for c, evidence, _, _ in found if evidence == best)
         # A name stands alone when it resolves to one parent best, outside copies (their references are
         # their original's), and no key of the same name elsewhere (Student_Enrolment_Courses.student_course_id)
         # competes with what the name resolves to (Courses, role word dropped).
-        rivals = {profiles[c].table_id for c in names.named_alike[(p.source, p.tokens)] if names.key_worth(c)[0] > 0}
-        rivals.discard(p.table_id)
+        rivals = names.keys_named(p.source, p.tokens) - {p.table_id}
         sole = (
-            sum(evidence == best for _, evidence, _ in found) == 1
+            sum(evidence == best for _, evidence, _, _ in found) == 1
             and p.table_id not in names.copies
             and (not rivals or winner in rivals)
         )
-        for target, evidence, key_by_name in found:
-            pattern = "fk_name" if ref.key or _repeats(ref, profiles[target].column) else "fk_table"
+        for target, evidence, key_by_name, role in found:
+            # a number marks a reference as a key word does: home_player_1 .. home_player_11
+            marked = ref.key is not None or ref.numbered
+            pattern = "fk_name" if marked or _repeats(ref, profiles[target].column) else "fk_table"
             # without a key word on either side, a name is an attribute (ProductReview.EmailAddress
             # holds addresses): values must say it refers to EmailAddress.EmailAddress
             keyword = ref.key is not None or parse_reference(profiles[target].column).key is not None
-            named = sole and evidence == best and keyword
+            # An unmarked name (no key word, number, agent or link word) with a role word dropped is an
+            # attribute (home_score) unless values meet beyond chance (SourceAirport in AirportCode).
+            stands = ref.marked or not role or _meets(p, profiles[target])
+            named = sole and evidence == best and keyword and stands
             sig = pairs.setdefault(pair_key(i, target), Signals())
             sig.add_pattern(pattern, i, evidence, named=named, key_by_name=key_by_name)
 
 
-def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[tuple[int, float, bool]]:
-    """(referenced column, name evidence, whether its name makes it the key) per table the name resolves to."""
-    matches: dict[str, tuple[float, tuple[str, ...] | None]] = {}
+def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[tuple[int, float, bool, bool]]:
+    """Per table the name resolves to: the referenced column, the name evidence, whether the column's
+    name makes it the key, and whether a role word was dropped to get there."""
+    matches: dict[str, tuple[float, tuple[str, ...] | None, bool]] = {}
     for span, span_worth in ref.spans():
         if span[-1].isdigit():
             continue
@@ -243,8 +266,11 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[tu
             # a role word dropped *and* a partial table name (purchase_order_id, WorkOrder) need a key
             # named after the entity itself: OrderDateKey -> DimDate.DateKey
             strict = span if span_worth < 1.0 and worth < span_worth else None
-            if worth > matches.get(table_id, (0.0, None))[0]:
-                matches[table_id] = (worth, strict)
+            if worth > matches.get(table_id, (0.0,))[0]:
+                matches[table_id] = (worth, strict, span_worth < 1.0)
+        # a key named after the entity names a table its own name does not: home_team_api_id -> Team.team_api_id
+        for table_id, key_worth in names.key_cores.get((p.source, span), ()):
+            matches.setdefault(table_id, (span_worth * key_worth, span, span_worth < 1.0))
     matches.pop(p.table_id, None)
     # an agent word (creator, approver) is a role only as an audit convention, repeated across tables:
     # one column named so (SensorNumber, Beginning of Quarter Key) is more likely a thing
@@ -252,14 +278,14 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[tu
         for entity in naming.AGENT_ENTITIES:
             for table_id in names.exact.get((entity,), ()):
                 if names.forms[table_id].get((entity,)) == 1.0 and table_id != p.table_id:
-                    matches[table_id] = (naming.AGENT_WORTH, None)
+                    matches[table_id] = (naming.AGENT_WORTH, None, False)
     home = {t: m for t, m in matches.items() if names.source[t] == p.source}
     found = []
-    for table_id, (worth, strict) in (home or matches).items():
+    for table_id, (worth, strict, role) in (home or matches).items():
         target = _target(p, ref, table_id, names, strict)
         if target is not None:
             column, column_worth, by_name = target
-            found.append((column, round(worth * column_worth, 4), by_name))
+            found.append((column, round(worth * column_worth, 4), by_name, role))
     return found
 
 
@@ -301,3 +327,8 @@ def _repeats(ref: NameReference, column: str) -> bool:
     if not other.core:
         return ref.key is not None  # flights.Airline does not name airlines.uid; airline_id would
     return other.core == ref.core[-len(other.core) :]
+
+
+def _meets(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two columns share a sampled value that chance does not explain."""
+    return bool(a.value_set & b.value_set) and not scoring.coincidental_overlap(a, b)

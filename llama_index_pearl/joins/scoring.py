@@ -41,6 +41,7 @@ __all__ = [
     "cross_source_evidence",
     "explicit_score",
     "implicit_score",
+    "improbable_overlap",
     "inclusion_anchor",
     "overlap_score",
     "semantic_score",
@@ -69,6 +70,7 @@ FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or c
 # natural-key link (emails of subscribers among customers, ISO codes) resolves nearly all.
 CROSS_SOURCE_MIN_CONTAINMENT = 0.5
 CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
+CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
 
 _JOINABLE_TYPES = {
@@ -253,3 +255,24 @@ def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba:
     return (b.key_like and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
         a.key_like and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
     )
+
+
+def improbable_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two integer columns share a sampled value that chance does not explain.
+
+    Two independent samples of ``n_a`` and ``n_b`` values drawn from an integer span
+    share about ``n_a * n_b / span`` values by chance; when that is under
+    ``CHANCE_SHARED`` (10-value samples of ids spread over a million), one shared
+    value says the columns hold the same entities. Dense 1..n ids and small universes
+    never qualify (chance expects their collisions), nor columns of fewer than two values.
+
+    Args:
+        a: One column's profile.
+        b: The other's.
+    """
+    if a.int_range is None or b.int_range is None or not (a.joinable and b.joinable):
+        return False
+    if not a.value_set & b.value_set:
+        return False
+    span = max(a.int_range[1], b.int_range[1]) - min(a.int_range[0], b.int_range[0]) + 1
+    return a.n_distinct * b.n_distinct / span < CHANCE_SHARED
