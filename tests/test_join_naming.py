@@ -81,3 +81,9 @@ def test_words_naming_another_table_make_a_reference_not_a_qualified_key():
     forms = table_forms("Product")
     assert key_name_worth("ProductModelID", forms, others={("product", "model")}) == 0.0
     assert key_name_worth("product_api_id", forms, others={("product", "model")}) == pytest.approx(0.9)
+
+
+def test_an_abbreviated_or_glued_key_name_counts_unless_it_names_another_table():
+    assert key_name_worth("stay_id", table_forms("icustays")) == pytest.approx(0.8)
+    assert key_name_worth("stor_id", table_forms("stores")) == pytest.approx(0.85)
+    assert key_name_worth("title_id", table_forms("titleauthor"), others={("title",)}) == 0.0

@@ -171,3 +171,9 @@ def test_declared_types_keep_a_text_reference_from_an_integer_key():
     users = header("users", "id", "name", types={"id": "Int64"})
     devices = header("devices", "id", "user_code", types={"user_code": "string"})
     assert joins(users, devices) == set()
+
+
+def test_a_name_whose_values_look_unlike_the_key_does_not_stand_alone():
+    country = rows("country", Code=["ABW", "AFG", "AGO"], Name=["Aruba", "Afghanistan", "Angola"])
+    airports = rows("airports", AirportCode=["APG", "ABR", "DYS"], Country=["United States"] * 3)
+    assert joins(country, airports) == set()

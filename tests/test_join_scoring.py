@@ -94,3 +94,11 @@ def test_a_column_without_values_may_hold_any_key_but_never_a_float():
     empty = col([])
     assert scoring.types_compatible(empty, col([1, 2])) and scoring.types_compatible(empty, col(["a b", "c"]))
     assert not scoring.types_compatible(empty, col([1.5, 2.5]))
+
+
+def test_a_reference_looks_like_its_key_even_when_no_value_is_shared():
+    assert scoring.shapes_agree(col(["usa", "fra", "deu"]), col(["abw", "afg", "ago"]))
+    assert not scoring.shapes_agree(col(["united states"] * 3), col(["abw", "afg", "ago"]))
+    assert not scoring.shapes_agree(col([505942, 155782, 162549]), col(range(1, 11)))
+    assert scoring.shapes_agree(col([841, 842]), col(range(1, 11)))
+    assert scoring.shapes_agree(col([]), col(["abw", "afg"]))

@@ -56,7 +56,8 @@ class CandidateEdge:
         declared: Backed by a declared foreign key.
         named: Backed by name evidence that stands alone: inside one source, the referencing
             column's name resolves to this parent alone, strongly enough
-            (``scoring.NAME_ALONE``), and the two types can join.
+            (``scoring.NAME_ALONE``), the two types can join and the values look alike
+            (``scoring.shapes_agree``).
         score: f(p) in the edge's own pool (computed, not passed).
     """
 
@@ -232,7 +233,13 @@ def score_admissible(
                 containment=round(c_ab if referencing == i else c_ba, 4),
                 explicit=s_str > 0,
                 declared=pattern == "declared",
-                named=sig.named and compatible and same_source(a.source, b.source) and s_str >= scoring.NAME_ALONE,
+                named=(
+                    sig.named
+                    and compatible
+                    and same_source(a.source, b.source)
+                    and s_str >= scoring.NAME_ALONE
+                    and scoring.shapes_agree(a, b)
+                ),
             )
         )
     return strongest_first(edges)

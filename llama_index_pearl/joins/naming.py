@@ -223,10 +223,17 @@ def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ())
 
 
 def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]]) -> bool:
-    """Whether ``words`` name one of ``entities``: exactly, or one word abbreviating or glued into one."""
+    """Whether ``words`` name one of ``entities``: exactly, or one word of 4+ letters abbreviating or glued into one.
+
+    Three letters are too few to tell here: ``car`` of ``car_makers`` is no ``cartoon``.
+    """
     if words in entities:
         return True
-    return len(words) == 1 and any(len(e) == 1 and entity_match(words, {e: 1.0}) for e in entities)
+    return (
+        len(words) == 1
+        and len(words[0]) > MIN_WORD
+        and any(len(e) == 1 and entity_match(words, {e: 1.0}) for e in entities)
+    )
 
 
 def _abbreviates(short: str, word: str) -> bool:
@@ -279,23 +286,21 @@ def key_name_worth(
     column: str,
     forms: dict[tuple[str, ...], float],
     others: Collection[tuple[str, ...]] = (),
-    loose: bool = True,
 ) -> float:
     """How surely a column's name makes it its table's key (0: the name does not say).
 
     ``id`` (or any bare key word), ``<entity>_id`` / ``<entity> Key`` / ``<entity>``
-    for an entity form of the table, abbreviations included (``customers.cust_id``),
-    and ``<entity>_<qualifier>_id`` (``player_api_id``) a little less, unless the words
-    after the entity name another table: ``Product.ProductModelID`` and
-    ``episode.episode_concept_id`` refer to ``ProductModel`` and ``concept``.
+    for an entity form of the table, abbreviations and glued words included
+    (``customers.cust_id``, ``icustays.stay_id``) unless they name another table
+    (``titleauthor.title_id`` refers to ``titles``), and ``<entity>_<qualifier>_id``
+    (``player_api_id``) a little less, unless the words after the entity name another
+    table: ``Product.ProductModelID`` and ``episode.episode_concept_id`` refer to
+    ``ProductModel`` and ``concept``.
 
     Args:
         column: The column's name.
         forms: The table's :func:`table_forms`.
-        others: Whole-name forms of the other tables of its source.
-        loose: Whether an abbreviation of a form (``stores.stor_id``) or a word glued into
-            it (``icustays.stay_id``) counts. Not for telling whether a column is its own
-            table's key rather than a reference: ``titleauthor.title_id`` refers to ``titles``.
+        others: Forms of the other tables of its source.
     """
     ref = parse_reference(column)
     if not ref.core:
@@ -303,7 +308,7 @@ def key_name_worth(
     if ref.numbered:
         return 0.0  # concept_id_1 is the first of several references, never the table's own key
     worth = forms.get(ref.core, 0.0)
-    if worth == 0.0 and loose:
+    if worth == 0.0 and ref.core not in others:
         worth = entity_match(ref.core, forms)
     qualified = ref.key and len(ref.core) > 1 and ref.core[:1] in forms
     if worth == 0.0 and qualified and not any(ref.core[i:] in others for i in range(len(ref.core))):

@@ -94,6 +94,14 @@ class ColumnProfile:
         """The sampled values as a set (cached: scoring intersects it many times)."""
         return frozenset(self.sample)
 
+    @cached_property
+    def shape(self) -> tuple[float, float]:
+        """Median length of the sampled values and the share holding a space: what a value looks like."""
+        if not self.sample:
+            return 0.0, 0.0
+        values = list(self.sample)
+        return float(np.median([len(v) for v in values])), sum(" " in v for v in values) / len(values)
+
     @property
     def norm_name(self) -> str:
         return "_".join(self.tokens)

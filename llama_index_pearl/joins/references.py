@@ -26,9 +26,8 @@ from llama_index_pearl.joins.naming import GENERIC_TOKENS, NameReference, parse_
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 
-__all__ = ["SAMPLE_KEY_WORTH", "TableNames", "reference_candidates"]
+__all__ = ["TableNames", "reference_candidates"]
 
-SAMPLE_KEY_WORTH = 0.8  # the referenced column is unique in the sample, but its name does not say it is the key
 AGENT_SPREAD = 2  # tables (copies aside) that must share an ..er/..or_id column before it reads as a role
 
 
@@ -91,8 +90,9 @@ class TableNames:
     def key_worth(self, i: int) -> tuple[float, bool]:
         """How surely column ``i`` is its table's key (0: not), and whether its name says so.
 
-        By name, unless its sample repeats a value; a column unique in its sample and
-        named like a key (``..._id``) but not after its table is worth ``SAMPLE_KEY_WORTH``.
+        By name (:func:`~llama_index_pearl.joins.naming.key_name_worth`), unless its sample
+        repeats a value; a column unique in its sample and named like a key (``..._id``,
+        ``ContId``) is worth 1.0 whatever its name says: the sample shows it is one.
         """
         if i not in self._key_worth:
             p = self.profiles[i]
@@ -100,8 +100,8 @@ class TableNames:
             if not p.joinable or p.key_like:
                 worth = naming.key_name_worth(p.column, self.forms[p.table_id], self.others[p.table_id])
                 by_name = worth > 0.0
-                if not by_name and p.key_like and p.has_key_token:
-                    worth = SAMPLE_KEY_WORTH
+                if p.key_like and p.has_key_token:
+                    worth = 1.0
             self._key_worth[i] = (worth, by_name)
         return self._key_worth[i]
 
@@ -220,7 +220,7 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
     names = names or TableNames(profiles)
     for i, p in enumerate(profiles):
         ref = parse_reference(p.column)
-        own = naming.key_name_worth(p.column, names.forms[p.table_id], names.others[p.table_id], loose=False)
+        own = naming.key_name_worth(p.column, names.forms[p.table_id], names.others[p.table_id])
         if not ref.core or own > 0.0 or ref.core in names.forms[p.table_id]:
             continue  # a bare key word, its own table's key, or about its own entity (dokur.dokur_no_4)
         found = _resolve(p, ref, names)
@@ -296,11 +296,11 @@ def _target(
 
     Among the table's keys, one with the same name or the same entity (``CityID`` for
     ``DeliveryCityID``) or a bare ``id`` is worth 1.0 when its name makes it the key; any
-    other key its own worth. Values that meet decide between keys (``Player.id`` or
-    ``Player.player_api_id`` for ``home_player_1``), then the worth. With ``strict``, only
+    other key its own worth. Values that meet, then values shaped alike decide between keys
+    (``Player.id`` or ``Player.player_api_id`` for ``home_player_1``), then the worth. With ``strict``, only
     a key named after exactly those entity words counts.
     """
-    best: tuple[bool, float, int, bool] | None = None
+    best: tuple[bool, bool, float, int, bool] | None = None
     for c in names.columns[table_id]:
         q = names.profiles[c]
         worth, by_name = names.key_worth(c)
@@ -312,10 +312,10 @@ def _target(
             continue
         if by_name and (q.tokens == p.tokens or _repeats(ref, q.column)):
             worth = 1.0
-        meets = bool(p.value_set & q.value_set)
-        if best is None or (meets, worth) > best[:2]:
-            best = (meets, worth, c, by_name)
-    return None if best is None else (best[2], best[1], best[3])
+        looks = (bool(p.value_set & q.value_set), scoring.shapes_agree(p, q))
+        if best is None or (*looks, worth) > best[:3]:
+            best = (*looks, worth, c, by_name)
+    return None if best is None else (best[3], best[2], best[4])
 
 
 def _repeats(ref: NameReference, column: str) -> bool:

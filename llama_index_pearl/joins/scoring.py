@@ -45,6 +45,7 @@ __all__ = [
     "inclusion_anchor",
     "overlap_score",
     "semantic_score",
+    "shapes_agree",
     "structural_score",
     "types_compatible",
     "value_overlap",
@@ -70,6 +71,8 @@ FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or c
 # natural-key link (emails of subscribers among customers, ISO codes) resolves nearly all.
 CROSS_SOURCE_MIN_CONTAINMENT = 0.5
 CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
+SHAPE_RATIO = 1.5  # text: a reference's values are at most this much longer or shorter than its key's
+SHAPE_DIGITS = 2  # integers: ... and at most this many digits apart
 CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
 
@@ -276,3 +279,26 @@ def improbable_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
         return False
     span = max(a.int_range[1], b.int_range[1]) - min(a.int_range[0], b.int_range[0]) + 1
     return a.n_distinct * b.n_distinct / span < CHANCE_SHARED
+
+
+def shapes_agree(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two columns' values look alike, as a foreign key's and its key's do even when no value is shared.
+
+    Samples of a few rows rarely share a value, but a reference holds values shaped
+    like its key's: ``USA`` is no country name, a 6-digit id no 1..10 row number. Text
+    medians at most ``SHAPE_RATIO`` apart in length, both spaced or both not; integers
+    at most ``SHAPE_DIGITS`` digits apart. A column without values agrees with anything;
+    one repeated value (``United States`` ten times) still has a shape.
+
+    Args:
+        a: One column's profile.
+        b: The other's.
+    """
+    if not (a.sample and b.sample):
+        return True
+    (len_a, spaced_a), (len_b, spaced_b) = a.shape, b.shape
+    if a.dtype == "int" and b.dtype == "int":
+        return abs(len_a - len_b) <= SHAPE_DIGITS
+    if a.dtype == "text" and b.dtype == "text":
+        return max(len_a, len_b) <= SHAPE_RATIO * min(len_a, len_b) and abs(spaced_a - spaced_b) < 0.5
+    return True
