@@ -177,3 +177,29 @@ def test_a_name_whose_values_look_unlike_the_key_does_not_stand_alone():
     country = rows("country", Code=["ABW", "AFG", "AGO"], Name=["Aruba", "Afghanistan", "Angola"])
     airports = rows("airports", AirportCode=["APG", "ABR", "DYS"], Country=["United States"] * 3)
     assert joins(country, airports) == set()
+
+
+def test_a_detail_tables_key_refers_to_the_table_its_name_extends():
+    entity = header("BusinessEntity", "BusinessEntityID", "rowguid")
+    employee = header("Employee", "BusinessEntityID", "JobTitle")
+    history = header("EmployeePayHistory", "BusinessEntityID", "RateChangeDate", "Rate")
+    assert ("EmployeePayHistory.BusinessEntityID", "Employee.BusinessEntityID") in joins(entity, employee, history)
+    assert ("EmployeePayHistory.BusinessEntityID", "BusinessEntity.BusinessEntityID") not in joins(
+        entity, employee, history
+    )
+
+
+def test_a_detail_table_extends_only_through_its_parents_key():
+    items = header("StockItems", "StockItemID", "Name")
+    lines = header("OrderLines", "OrderLineID", "OrderID", "StockItemID")
+    orders = header("Orders", "OrderID", "OrderDate")
+    purchase_lines = header("PurchaseOrderLines", "PurchaseOrderLineID", "StockItemID")
+    found = joins(items, lines, orders, purchase_lines)
+    assert ("PurchaseOrderLines.StockItemID", "StockItems.StockItemID") in found
+    assert ("OrderLines.OrderID", "Orders.OrderID") in found
+
+
+def test_a_role_prefixed_id_is_not_a_surrogate_key():
+    order = header("Order", "Order Key", "Order Date")
+    movement = header("Movement", "Movement Key", "WWI Purchase Order ID", "Customer Key")
+    assert joins(order, movement) == set()

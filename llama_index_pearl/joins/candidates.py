@@ -22,8 +22,9 @@ from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS
 from llama_index_pearl.joins.profiles import ColumnProfile
-from llama_index_pearl.joins.references import TableNames, reference_candidates
+from llama_index_pearl.joins.references import reference_candidates
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
+from llama_index_pearl.joins.table_names import TableNames
 from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
 from llama_index_pearl.tables.table import Table, normalize_column_name
 
