@@ -1,8 +1,9 @@
 """Candidate column pairs between tables: P_S, P_B and P_V, unioned (paper appendix B.1).
 
 Every generator reaches its pairs through an index, never by comparing all
-column pairs: a name-token / table-name index for structural patterns (P_S,
-here, with declared keys), a FAISS k-nearest-neighbour search over name
+column pairs: a name index for identical names and a table-name index for names
+that refer to a table (P_S, here and in :mod:`~llama_index_pearl.joins.references`,
+with declared keys), a FAISS k-nearest-neighbour search over name
 embeddings (P_B, :mod:`~llama_index_pearl.joins.name_similarity`) and an inverted
 value index with a cap on posting-list length (P_V,
 :mod:`~llama_index_pearl.joins.value_overlap`). They share the accumulator of

@@ -87,6 +87,9 @@ class TableNames:
         By name (:func:`~llama_index_pearl.joins.naming.key_name_worth`), unless its sample
         repeats a value; a column unique in its sample and named like a key (``..._id``,
         ``ContId``) is worth 1.0 whatever its name says: the sample shows it is one.
+
+        Args:
+            i: Profile index of the column.
         """
         if i not in self._key_worth:
             p = self.profiles[i]
@@ -100,7 +103,12 @@ class TableNames:
         return self._key_worth[i]
 
     def keys_named(self, source: str | None, tokens: tuple[str, ...]) -> set[str]:
-        """Tables of ``source`` whose column named ``tokens`` is a key (by name or by sample)."""
+        """Tables of ``source`` whose column named ``tokens`` is a key (by name or by sample).
+
+        Args:
+            source: Provenance.
+            tokens: The column's name tokens.
+        """
         if (source, tokens) not in self._keys_named:
             alike = self.named_alike.get((source, tokens), ())
             self._keys_named[(source, tokens)] = {self.profiles[c].table_id for c in alike if self.key_worth(c)[0] > 0}
@@ -110,6 +118,11 @@ class TableNames:
         """Whether ``p`` can hold ``q``'s values; an empty numbered column has its family's type.
 
         ``fld_feature_3`` empty in the sample is text when ``apt_feature_1`` holds text.
+
+        Args:
+            p: The referencing column.
+            ref: What its name says.
+            q: The referenced column.
         """
         if not scoring.types_compatible(p, q):
             return False
@@ -117,7 +130,12 @@ class TableNames:
         return all(scoring.types_compatible(replace(p, dtype=dtype), q) for dtype in family)
 
     def tables_named(self, span: tuple[str, ...], loose: bool) -> set[str]:
-        """Tables with ``span`` among their forms; with ``loose``, also those it may abbreviate or end."""
+        """Tables with ``span`` among their forms; with ``loose``, also those it may abbreviate or end.
+
+        Args:
+            span: Entity words.
+            loose: Whether prefixes and endings of a form's last word count.
+        """
         found = set(self.exact.get(span, ()))
         if loose:
             for key in _loose_keys(span, probe=True):
