@@ -44,7 +44,7 @@ def run_one(n_tables: int, seed: int) -> dict[str, float]:
     found = {
         frozenset(((e.left_table, e.left_column), (e.right_table, e.right_column)))
         for e in result.edges
-        if e.explicit and e.score >= TAU_2H
+        if e.explicit and e.passes(TAU_2H)
     }
     gold = {frozenset(((p.table, p.column), (p.ref_table, p.ref_column))) for p in planted}
     hits = len(found & gold)

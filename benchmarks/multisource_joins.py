@@ -38,7 +38,7 @@ def score(tables: list, planted: list, policy: str, embed_model: object, source:
     from llama_index_pearl.joins.evaluate import prf
 
     result = discover_join_paths(tables, embed_model, cross_source_joins=policy)
-    found = {frozenset(e.tables) for e in result.edges if e.explicit and e.score >= TAU_2H}
+    found = {frozenset(e.tables) for e in result.edges if e.explicit and e.passes(TAU_2H)}
     gold = {frozenset((p.table, p.ref_table)) for p in planted}
     cross_gold = {g for g in gold if len({source[t] for t in g}) > 1}
     metrics = prf(found, gold)

@@ -7,6 +7,7 @@ import pandas as pd
 from llama_index_pearl.joins.profiles import (
     MAX_CELL_CHARS,
     name_tokens,
+    normal_value,
     profile_column,
     profile_tables,
     table_name_tokens,
@@ -63,3 +64,20 @@ def test_huge_cells_are_truncated_before_profiling():
 def test_profile_tables_covers_every_column_in_order():
     tables = [Table("a", pd.DataFrame({"x": [1, 2], "y": ["p", "q"]})), Table("b", pd.DataFrame({"z": [3]}))]
     assert [(p.table_id, p.column) for p in profile_tables(tables)] == [("a", "x"), ("a", "y"), ("b", "z")]
+
+
+def test_values_are_compared_in_one_normal_form():
+    assert normal_value(" 13.0 ") == normal_value("13.00") == normal_value("13") == "13"
+    assert normal_value("AB12") == normal_value("ab12")
+    assert normal_value("New  York") == "new york"
+    assert normal_value("13.5") == "13.5"
+
+
+def test_null_markers_and_empty_cells_are_no_values():
+    p = profile_column("t", "a", ["NULL", "None", "nan", "", "  ", "-", "7"])
+    assert set(p.sample) == {"7"} and p.n_values == 1
+
+
+def test_a_column_without_values_takes_the_type_its_table_declares():
+    df = pd.DataFrame({"a": pd.Series([], dtype="Int64"), "b": pd.Series([], dtype="string"), "c": []})
+    assert [p.dtype for p in profile_tables([Table("t", df)])] == ["int", "text", "empty"]

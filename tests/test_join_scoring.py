@@ -77,3 +77,28 @@ def test_overlap_of_sparse_ids_or_names_is_evidence():
     assert not scoring.coincidental_overlap(
         col(["ann", "bo", "cy", "di", "ed"]), col(["ann", "bo", "cy", "fay", "gil"])
     )
+
+
+def test_one_shared_value_of_sparse_ids_is_beyond_chance():
+    patients = col([2110, 11408, 12052, 14872, 5_119_703])
+    exams = col([14872, 163_109, 4_007_151])
+    assert scoring.improbable_overlap(exams, patients)
+
+
+def test_one_shared_value_of_small_numbers_is_chance():
+    assert not scoring.improbable_overlap(col([1, 2, 3, 4, 5]), col([5, 6, 7, 8]))
+    assert not scoring.improbable_overlap(col([2110, 11408]), col([90_000, 5_119_703]))  # nothing shared
+
+
+def test_a_column_without_values_may_hold_any_key_but_never_a_float():
+    empty = col([])
+    assert scoring.types_compatible(empty, col([1, 2])) and scoring.types_compatible(empty, col(["a b", "c"]))
+    assert not scoring.types_compatible(empty, col([1.5, 2.5]))
+
+
+def test_a_reference_looks_like_its_key_even_when_no_value_is_shared():
+    assert scoring.shapes_agree(col(["usa", "fra", "deu"]), col(["abw", "afg", "ago"]))
+    assert not scoring.shapes_agree(col(["united states"] * 3), col(["abw", "afg", "ago"]))
+    assert not scoring.shapes_agree(col([505942, 155782, 162549]), col(range(1, 11)))
+    assert scoring.shapes_agree(col([841, 842]), col(range(1, 11)))
+    assert scoring.shapes_agree(col([]), col(["abw", "afg"]))

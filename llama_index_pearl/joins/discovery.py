@@ -7,8 +7,12 @@ benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
   structural anchor *and* some value evidence: a name pattern alone
   (S_str <= 1) needs S_ovlp >= 0.05, i.e. the join must actually match rows, which
   removes same-named columns of unrelated databases whose values never meet.
-  A declared FK always passes, whatever its values. Value-only inclusion edges
-  (S_str = 0.5) need S_ovlp >= 0.55, i.e. containment near 1 onto a unique column.
+  A declared FK always passes, whatever its values, and so does a *named* edge: inside
+  one source, a column whose name resolves to one parent alone with S_str >=
+  ``scoring.NAME_ALONE`` and values shaped like the key's (``CandidateEdge.named``):
+  header-only tables, 10-row samples whose keys do not meet, empty or constant FK
+  columns. Value-only inclusion edges (S_str = 0.6) need S_ovlp >= 0.45, i.e.
+  containment near 1 onto a unique column.
 * ``tau_3h = 1.3``: each hop of a 3-hop path must be clearly better than the
   2-hop floor (paper: tau_3h > tau_2h); on Spider this keeps FK chains such as
   Treatments-Dogs-Owners and drops chains through weak same-name links.
@@ -120,7 +124,7 @@ def _links(edges: Sequence[CandidateEdge], tau: float) -> dict[frozenset[str], _
     grouped: dict[frozenset[str], dict[JoinKind, list[CandidateEdge]]] = defaultdict(lambda: defaultdict(list))
     for e in edges:
         kind = JoinKind.EXPLICIT if e.explicit else JoinKind.IMPLICIT
-        if e.declared or (e.score >= tau and (e.explicit or set(e.signals) & {"B", "V"})):
+        if e.declared or e.named or (e.score >= tau and (e.explicit or set(e.signals) & {"B", "V"})):
             grouped[frozenset(e.tables)][kind].append(e)
     links = {}
     for key, by_kind in grouped.items():
@@ -262,7 +266,7 @@ def discover_join_paths(
             pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
         with stage(seconds, "select"):
             selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
-            passed = [e for e in edges if e.score >= tau_2h or e.declared]
+            passed = [e for e in edges if e.passes(tau_2h)]
             graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
     _log_outcome(len(tables), edges, pools, selected, tau_2h, touching)
     return JoinDiscovery(

@@ -54,6 +54,10 @@ class CandidateEdge:
         containment: Estimated containment of the left values in the right values.
         explicit: Has a structural anchor (goes to the explicit pool), else implicit.
         declared: Backed by a declared foreign key.
+        named: Backed by name evidence that stands alone: inside one source, the referencing
+            column's name resolves to this parent alone, strongly enough
+            (``scoring.NAME_ALONE``), the two types can join and the values look alike
+            (``scoring.shapes_agree``).
         score: f(p) in the edge's own pool (computed, not passed).
     """
 
@@ -70,6 +74,7 @@ class CandidateEdge:
     containment: float
     explicit: bool
     declared: bool
+    named: bool = False
     score: float = 0.0
 
     def __post_init__(self) -> None:
@@ -90,6 +95,14 @@ class CandidateEdge:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "score"}
         known["signals"] = tuple(known.get("signals", ()))
         return cls(**known)
+
+    def passes(self, tau_2h: float) -> bool:
+        """Whether the edge joins its tables: declared, named, or f >= ``tau_2h``.
+
+        Args:
+            tau_2h: Minimum f of a 2-hop path.
+        """
+        return self.declared or self.named or self.score >= tau_2h
 
     @property
     def implicit_f(self) -> float:
@@ -195,7 +208,9 @@ def score_admissible(
         if referencing is None:
             referencing = i if (a.distinct_ratio, a.table_id) <= (b.distinct_ratio, b.table_id) else j
         left, right = (a, b) if referencing == i else (b, a)
-        s_str = scoring.structural_score(pattern, right, compatible)
+        # a referenced column without a sample to say otherwise is a key when its name says so
+        key = right.key_like or (sig.key_by_name and not right.joinable)
+        s_str = scoring.structural_score(pattern, right, compatible, key)
         if pattern is not None and pattern != "inclusion" and sig.strength:
             s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
         s_ovlp = scoring.overlap_score(jac, max(c_ab, c_ba))
@@ -218,6 +233,13 @@ def score_admissible(
                 containment=round(c_ab if referencing == i else c_ba, 4),
                 explicit=s_str > 0,
                 declared=pattern == "declared",
+                named=(
+                    sig.named
+                    and compatible
+                    and same_source(a.source, b.source)
+                    and s_str >= scoring.NAME_ALONE
+                    and scoring.shapes_agree(a, b)
+                ),
             )
         )
     return strongest_first(edges)

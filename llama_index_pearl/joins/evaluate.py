@@ -10,6 +10,7 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,10 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.foundations.timing import stage
+from llama_index_pearl.joins.conventions import by_convention
 from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
-from llama_index_pearl.tables.table import normalize_column_name
+from llama_index_pearl.tables.table import Table, normalize_column_name
 
 __all__ = ["evaluate_join_discovery", "format_join_report", "prf", "score_discovery"]
 
@@ -50,8 +52,9 @@ def _column(table: str, column: str) -> str:
     return f"{table}.{normalize_column_name(column)}"
 
 
-def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair]]:
-    tables, columns = set(), set()
+def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair], dict[Pair, tuple[str, str, str, str]]]:
+    """Gold table pairs, column pairs, and each table pair's first key (child table, column, parent, column)."""
+    tables, columns, keys = set(), set(), {}
     with joins_file.open() as handle:
         for line in handle:
             if not line.strip():
@@ -60,17 +63,52 @@ def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair]]:
             (lt, lc), (rt, rc) = row["left"].split(".", 1), row["right"].split(".", 1)
             tables.add(frozenset((lt, rt)))
             columns.add(frozenset((_column(lt, lc), _column(rt, rc))))
-    return tables, columns
+            keys.setdefault(frozenset((lt, rt)), (lt, lc, rt, rc))
+    return tables, columns, keys
 
 
-def _sources(bench_dir: Path) -> dict[str, str]:
-    """Table id -> ``db`` from ``tables_meta.jsonl`` (empty when the file is absent)."""
+def _meta(bench_dir: Path) -> dict[str, dict[str, Any]]:
+    """Table id -> its row of ``tables_meta.jsonl`` (empty when the file is absent)."""
     path = bench_dir / "tables_meta.jsonl"
     if not path.is_file():
         return {}
     with path.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
-    return {str(r["id"]): str(r["db"]) for r in rows if r.get("db")}
+    return {str(r["id"]): r for r in rows}
+
+
+_SQL_INT = re.compile(r"^(big|small|tiny|medium)?(int|integer|serial)\d*$|^(number|numeric|decimal)(\(\d+(,\s*0)?\))?$")
+_SQL_FLOAT = re.compile(r"^(float|real|double|money|smallmoney)|^(number|numeric|decimal)\(\d+,\s*[1-9]")
+_SQL_DATE = re.compile(r"^(date|time|timestamp|datetime|smalldatetime)")
+_SQL_TEXT = re.compile(r"^n?(var)?char|^n?text|^character|^uuid|^uniqueidentifier|^string|^clob|^citext")
+
+
+def sql_type_dtype(declared: str) -> str | None:
+    """The pandas dtype of a column a DDL declares as ``declared``; ``None`` for types no join reads.
+
+    Args:
+        declared: A SQL type as written, e.g. ``"INTEGER"``, ``"[nvarchar](3)"``, ``"NUMBER(6)"``.
+    """
+    text = re.sub(r"[\[\]\"]", "", declared).strip().lower()
+    text = re.sub(r"\s+", " ", text).replace(" (", "(")
+    if _SQL_INT.match(text):
+        return "Int64"
+    if _SQL_FLOAT.match(text):
+        return "Float64"
+    if _SQL_DATE.match(text):
+        return "datetime64[ns]"
+    return "string" if _SQL_TEXT.match(text) else None
+
+
+def _declare_types(table: Table, info: dict[str, Any]) -> None:
+    """Give a header-only table the column types its metadata declares (its rows cannot say)."""
+    names, types = info.get("columns") or [], info.get("column_types") or []
+    if len(table.df) or len(names) != len(types):
+        return
+    declared = {name: sql_type_dtype(str(kind)) for name, kind in zip(names, types, strict=True)}
+    dtypes = {c: declared[c] for c in table.columns if declared.get(c)}
+    if dtypes:
+        table.df = table.df.astype(dtypes)
 
 
 def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair], set[Pair]]:
@@ -89,16 +127,23 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
         joins_file: Gold joins, one ``{"left": "table.column", "right": "table.column"}`` per line.
 
     Returns:
-        ``table_pairs`` and ``column_pairs`` (explicit edges with f >= tau_2h),
-        ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
-        ``implicit_table_pairs`` (implicit edges with f >= tau_2h) and ``n_paths``.
+        ``table_pairs`` and ``column_pairs`` (explicit edges that pass: declared, named or
+        f >= tau_2h), ``by_convention`` (their table pairs per naming-convention class,
+        :mod:`~llama_index_pearl.joins.conventions`), ``selected`` (pairs on the selected
+        paths' hops; all and explicit paths only), ``implicit_table_pairs`` (implicit edges
+        with f >= tau_2h) and ``n_paths``.
     """
-    gold_tables, gold_columns = _gold(joins_file)
+    gold_tables, gold_columns, gold_keys = _gold(joins_file)
 
     def quad(e: Any) -> tuple[str, str, str, str]:
         return e.left_table, e.left_column, e.right_table, e.right_column
 
-    explicit_t, explicit_c = _pairs(quad(e) for e in result.edges if e.explicit and e.score >= TAU_2H)
+    explicit = [e for e in result.edges if e.explicit and e.passes(TAU_2H)]
+    explicit_t, explicit_c = _pairs(quad(e) for e in explicit)
+    strongest: dict[Pair, tuple[str, str, str, str]] = {}
+    for e in explicit:  # strongest first
+        strongest.setdefault(frozenset(e.tables), quad(e))
+    conventions = {name: prf(p, g) for name, (p, g) in by_convention(strongest, gold_keys).items()}
     implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
     hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
     selected_t, selected_c = _pairs(hop_pairs)
@@ -108,6 +153,7 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
     return {
         "table_pairs": prf(explicit_t, gold_tables),
         "column_pairs": prf(explicit_c, gold_columns),
+        "by_convention": conventions,
         "selected": {
             "table_pairs": prf(selected_t, gold_tables),
             "column_pairs": prf(selected_c, gold_columns),
@@ -136,7 +182,8 @@ def evaluate_join_discovery(
     """Discover joins over a benchmark's tables and score them against its declared FKs.
 
     Args:
-        bench_dir: Folder with ``tables/*.csv`` and ``joins.jsonl``.
+        bench_dir: Folder with ``tables/*.csv`` and ``joins.jsonl``; a header-only table gets the
+            ``column_types`` of ``tables_meta.jsonl`` (what a DDL declares; a CSV has no types).
         embed_model: Embedding model; ``None`` resolves the default (MiniLM).
         use_declared: Use declared FKs of the loaded tables (CSV tables declare none).
         provenance: Give each table its ``db`` from ``tables_meta.jsonl`` as source;
@@ -145,8 +192,8 @@ def evaluate_join_discovery(
         budget: Paths per pool; ``None``: every candidate path (the heuristic build's default).
 
     Returns:
-        JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges with
-        f >= tau_2h), ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
+        JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges that pass),
+        ``by_convention``, ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
         ``implicit_table_pairs`` (implicit edges with f >= tau_2h vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
@@ -156,9 +203,11 @@ def evaluate_join_discovery(
     seconds: dict[str, float] = {}
     with stage(seconds, "total"):
         tables = load_tables(bench_dir / "tables")
-        sources = _sources(bench_dir) if provenance else {}
+        meta = _meta(bench_dir)
         for table in tables:
-            table.source = sources.get(table.id)
+            info = meta.get(table.id, {})
+            table.source = str(info["db"]) if provenance and info.get("db") else None
+            _declare_types(table, info)
         result = discover_join_paths(
             tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
         )
@@ -197,6 +246,12 @@ def format_join_report(result: dict[str, Any]) -> str:
         lines.append(
             f"{label:30} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"
         )
+    if conventions := result.get("by_convention"):
+        lines.append("explicit edges, table pairs by naming convention (conventions.CONVENTIONS):")
+        for name, m in conventions.items():
+            lines.append(
+                f"  {name:28} {m['precision']:6.3f} {m['recall']:6.3f} {m['f1']:6.3f} {m['n_pred']:5d} {m['n_gold']:5d}"
+            )
     n = result.get("n_paths", {})
     lines.append(
         f"paths selected: {n.get('selected', 0)} (explicit {n.get('explicit', 0)}, implicit {n.get('implicit', 0)}, "

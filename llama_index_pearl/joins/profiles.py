@@ -21,11 +21,12 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_index_pearl.joins.naming import KEY_TOKENS, name_tokens, singular, table_name_tokens
 from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = [
@@ -41,62 +42,16 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# Tokens that mark a column as an identifier rather than an attribute.
-KEY_TOKENS = frozenset({"id", "code", "key", "no", "num", "number", "ref", "uid", "pk", "fk", "nr"})
-
 MAX_CELL_CHARS = 64  # longer cells are prose; truncating keeps hashing cheap and values comparable
 MAX_ROWS = 5000  # rows read per column; distinct ratio and samples are stable well before this
 SAMPLE_SIZE = 256  # bottom-k sample of distinct values
 EMBED_VALUES = 5  # values mean-pooled into the value embedding (paper appendix B.1)
 KEY_RATIO = 0.95  # distinct ratio above which a column counts as key-like
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 _CODED = re.compile(r"^(\D+?)(\d+)$")
 _DATE = re.compile(r"^\d{4}[-/]\d{1,2}[-/]\d{1,2}|^\d{1,2}[-/]\d{1,2}[-/]\d{2,4}")
-
-
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Split a column or table name on snake_case, camelCase and punctuation, lowercased.
-
-    Args:
-        name: A raw column or table name such as ``"customerId"`` or ``"Stadium_ID"``.
-
-    Returns:
-        The lowercase tokens, e.g. ``("customer", "id")``.
-    """
-    parts = _NON_ALNUM.split(_CAMEL.sub(" ", str(name)))
-    return tuple(p.lower() for p in " ".join(parts).split() if p)
-
-
-@lru_cache(maxsize=65536)  # BM25 folds every word of every unit and question; vocabularies repeat
-def singular(token: str) -> str:
-    """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
-
-    Args:
-        token: A lowercase word.
-    """
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith(("sses", "xes", "ches", "shes")):
-        return token[:-2]
-    if token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) > 3:
-        return token[:-1]
-    return token
-
-
-def table_name_tokens(table_id: str) -> tuple[str, ...]:
-    """Tokens of a table's own name: the part after the last ``__`` or ``/`` (a ``db__`` or folder prefix is dropped).
-
-    Args:
-        table_id: The table id, e.g. ``"concert_singer__singer_in_concert"``.
-
-    Returns:
-        Tokens of the bare table name, e.g. ``("singer", "in", "concert")``.
-    """
-    return name_tokens(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
 
 
 @dataclass
@@ -139,6 +94,14 @@ class ColumnProfile:
         """The sampled values as a set (cached: scoring intersects it many times)."""
         return frozenset(self.sample)
 
+    @cached_property
+    def shape(self) -> tuple[float, float]:
+        """Median length of the sampled values and the share holding a space: what a value looks like."""
+        if not self.sample:
+            return 0.0, 0.0
+        values = list(self.sample)
+        return float(np.median([len(v) for v in values])), sum(" " in v for v in values) / len(values)
+
     @property
     def norm_name(self) -> str:
         return "_".join(self.tokens)
@@ -175,14 +138,35 @@ class ColumnProfile:
         return " ".join(self.tokens) or self.column
 
 
-def _normalise(value: str) -> str:
-    text = value.strip().lower()
+# Cells that CSV exports and databases write for "no value": never a value, so never an overlap.
+NULL_MARKERS = frozenset({"null", "none", "nan", "nat", "n/a", "#n/a", "<na>", "<null>", "\\n", "-", "--"})
+_INTEGRAL_FLOAT = re.compile(r"^([+-]?\d+)\.0+$")
+_SPACES = re.compile(r"\s{2,}")
+
+
+def normal_value(cell: str) -> str:
+    """A cell in the form values are compared in: ``" 13.0 "`` and ``"13"`` meet, ``"AB12"`` and ``"ab12"`` too.
+
+    Lowercased, outer spaces stripped and inner runs of spaces collapsed, an integer
+    written as a float (``13.0``, ``13.00``: a nullable integer column exported through
+    a float) written as the integer, null markers (``NULL``, ``None``, ``nan``, ``-``)
+    empty, and at most ``MAX_CELL_CHARS`` characters.
+
+    Args:
+        cell: The cell as text.
+
+    Returns:
+        The normal form; ``""`` for no value.
+    """
+    text = cell.strip().lower()
     if len(text) > MAX_CELL_CHARS:
-        text = text[:MAX_CELL_CHARS]
-    # "7.0" and "7" must meet in the value index: pandas turns int columns with gaps into floats.
-    if text.endswith(".0") and _INT.match(text[:-2]):
-        text = text[:-2]
-    return text
+        text = text[:MAX_CELL_CHARS].rstrip()
+    if text in NULL_MARKERS:
+        return ""
+    if "  " in text or "\t" in text:
+        text = _SPACES.sub(" ", text)
+    match = _INTEGRAL_FLOAT.match(text)
+    return match.group(1).lstrip("+") if match else text
 
 
 def _infer_type(values: Sequence[str]) -> str:
@@ -196,6 +180,25 @@ def _infer_type(values: Sequence[str]) -> str:
     if all(_DATE.match(v) for v in probe):
         return "date"
     return "text"
+
+
+def declared_type(dtype: object) -> str:
+    """The join type a pandas dtype declares: what a column holds when no cell says.
+
+    Integer dtypes declare ``"int"``, datetimes ``"date"``, pandas' string dtype
+    ``"text"`` and its nullable ``Float64`` ``"float"``; anything else (object, and numpy
+    float, which is also what pandas makes of an all-null column) declares nothing
+    (``"empty"``: compatible with every key type).
+
+    Args:
+        dtype: A pandas dtype.
+    """
+    kind = getattr(dtype, "kind", "O")
+    if kind in "iu":
+        return "int"
+    if kind == "M":
+        return "date"
+    return {"string": "text", "Float64": "float"}.get(str(dtype), "empty")
 
 
 def _counter_range(values: Sequence[str]) -> tuple[int, int] | None:
@@ -214,7 +217,12 @@ def _counter_range(values: Sequence[str]) -> tuple[int, int] | None:
 
 
 def profile_column(
-    table_id: str, column: str, cells: Sequence[object], sample_size: int = SAMPLE_SIZE, source: str | None = None
+    table_id: str,
+    column: str,
+    cells: Sequence[object],
+    sample_size: int = SAMPLE_SIZE,
+    source: str | None = None,
+    declared: str = "empty",
 ) -> ColumnProfile:
     """Profile one column from its cells.
 
@@ -224,16 +232,21 @@ def profile_column(
         cells: The column's cells (any type; CSV cells are strings).
         sample_size: How many distinct values the bottom-k sample keeps.
         source: Provenance of the owning table.
+        declared: The type the source declares (:func:`declared_type`), used when no cell
+            has a value (a header-only table, a column empty in the sample).
 
     Returns:
         The column's :class:`ColumnProfile` (embeddings not yet set).
     """
-    # Inline fast path (this loop sees every cell of the corpus); the rare cells needing
-    # truncation or "7.0" -> "7" go through _normalise.
+    # Inline fast path (this loop sees every cell of the corpus); the cells that may change
+    # in normal form (long, with a point, two spaces, a null marker) go through normal_value.
     lowered = [(c if type(c) is str else cell_text(c)).strip().lower() for c in cells[:MAX_ROWS]]
     values = [
-        _normalise(v) if len(v) > MAX_CELL_CHARS or v.endswith(".0") else v for v in lowered if v and not v.isspace()
+        v if len(v) <= MAX_CELL_CHARS and "." not in v and "  " not in v and v not in NULL_MARKERS else normal_value(v)
+        for v in lowered
+        if v
     ]
+    values = [v for v in values if v]
     distinct = dict.fromkeys(values)  # insertion order = first appearance, deterministic
     hashed = {v: zlib.crc32(v.encode("utf-8", "replace")) for v in distinct}
     threshold: int | None = None
@@ -241,9 +254,9 @@ def profile_column(
         kept = sorted(hashed.items(), key=lambda kv: kv[1])[:sample_size]
         hashed = dict(kept)
         threshold = kept[-1][1]
-    dtype = _infer_type(list(distinct))
+    dtype = _infer_type(list(distinct)) if distinct else declared
     int_range = None
-    if dtype == "int":
+    if dtype == "int" and distinct:
         ints = [int(v) for v in distinct]
         int_range = (min(ints), max(ints))
     elif dtype == "text" and distinct:
@@ -277,8 +290,9 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
     for table in tables:
         frame = table.df if len(table.df) <= MAX_ROWS else table.df.iloc[:MAX_ROWS]
         # One conversion per table: per-column Series access costs more than the profiling itself.
-        for column, cells in zip(table.columns, frame.to_numpy(dtype=object).T.tolist(), strict=False):
-            profiles.append(profile_column(table.id, column, cells, sample_size, table.source))
+        cells_of = frame.to_numpy(dtype=object).T.tolist() if len(frame) else [[] for _ in table.columns]
+        for column, cells, dtype in zip(table.columns, cells_of, frame.dtypes, strict=True):
+            profiles.append(profile_column(table.id, column, cells, sample_size, table.source, declared_type(dtype)))
     return profiles
 
 

@@ -1,0 +1,318 @@
+"""What a column's name says it references: the naming conventions of foreign keys, as pure functions.
+
+Real schemas name a reference after the entity it points at, decorated:
+
+* a key suffix, split or glued: ``customer_id``, ``CustomerID``, ``Customer Key``, ``emp_no``, ``itemid``;
+* a role prefix: ``gender_concept_id``, ``DeliveryCityID``, ``home_team_api_id``, ``link_to_member``;
+* a number: ``home_player_1`` .. ``home_player_11``, ``concept_id_2``, ``atom_id2``;
+* an agent instead of an entity: ``creator_id``, ``LastEditedBy`` (a person or user).
+
+The entity then names a table (singular or plural, ``people`` for ``person``), a table's
+head word (``topic`` -> ``forum_topics``, ``territory`` -> ``DimSalesTerritory``), a word
+glued into a table's name (``hero`` -> ``superhero``) or an abbreviation of one
+(``cust`` -> ``customers``, ``dept`` -> ``departments``); the referenced column is the
+table's key by name (``id``, ``<entity>_id``, ``Date.Date``, ``zip_code.zip_code``).
+
+:func:`parse_reference` reads a column name, :func:`table_forms` the names a table
+goes by, :func:`entity_match` and :func:`key_name_worth` score the two sides; the
+products are the name evidence that :mod:`~llama_index_pearl.joins.candidates` records.
+Every worth below is a constant, and ``benchmarks/README.md`` holds the measurements
+that chose them.
+
+Pipeline step: joins (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "AGENT_ENTITIES",
+    "GENERIC_TOKENS",
+    "KEY_TOKENS",
+    "NameReference",
+    "entity_match",
+    "entity_singular",
+    "key_name_worth",
+    "name_tokens",
+    "parse_reference",
+    "singular",
+    "table_forms",
+    "table_name_tokens",
+]
+
+# Tokens that mark a column as an identifier rather than an attribute.
+KEY_TOKENS = frozenset({"id", "code", "key", "no", "num", "number", "ref", "uid", "pk", "fk", "nr"})
+# Names made only of these say nothing about *which* entity a column refers to.
+GENERIC_TOKENS = KEY_TOKENS | {
+    "name", "type", "date", "year", "age", "description", "details", "detail", "other", "value", "title",
+    "status", "note", "notes", "comment", "text", "amount", "count", "total", "time", "created", "updated",
+    "first", "last", "line", "1", "2", "3",
+}  # fmt: skip
+# Tables an agent role (creator_id, approver_id, LastEditedBy) refers to: who acts in a system.
+AGENT_ENTITIES = frozenset({"user", "person", "employee", "member", "staff"})
+LINK_WORDS = frozenset({"link", "linked", "ref", "refs", "reference", "fk"})  # link_to_member, ref_customer
+# Leading words that make a column a measure of its entity rather than a reference to it.
+MEASURE_WORDS = frozenset(
+    {"number", "num", "count", "total", "qty", "quantity", "units", "sum", "avg", "average", "min", "max"}
+)
+_IRREGULAR = {"people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child"}
+_AGENT_SUFFIXES = ("er", "or")  # creator, approver, uploader: one who does
+_GLUED_KEYS = ("id",)  # itemid, cgid: only glued "id" is common enough to split
+MIN_WORD = 3  # shortest abbreviation, glued remainder or compound part that counts as a word
+SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43; emp, pub, prod are prefixes
+
+# How much a match of the column's entity with a table's name is worth (1.0: the whole name). A role prefix
+# and a table's head keep the 0.9 and an abbreviation the 0.85 that P_S gave them before names could stand
+# alone (measured on spider); glued words and agents sit at NAME_ALONE (0.8), the least that stands alone.
+ROLE_WORTH = 0.9  # the entity is the end of the column's core: gender_concept_id -> concept
+HEAD_WORTH = 0.9  # the entity is the end of the table's name: topic_id -> forum_topics
+ABBREVIATION_WORTH = 0.85  # cust_id -> customers
+GLUED_WORTH = 0.8  # hero_id -> superhero: the entity is glued into one word of the table's name
+AGENT_WORTH = 0.8  # creator_id -> users: a role, no entity named at all
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
+_NUMBERED = re.compile(r"^([a-z]+?)(\d+)$")
+
+
+def name_tokens(name: str) -> tuple[str, ...]:
+    """Split a column or table name on snake_case, camelCase and punctuation, lowercased.
+
+    Args:
+        name: A raw column or table name such as ``"customerId"`` or ``"Stadium_ID"``.
+
+    Returns:
+        The lowercase tokens, e.g. ``("customer", "id")``.
+    """
+    parts = _NON_ALNUM.split(_CAMEL.sub(" ", str(name)))
+    return tuple(p.lower() for p in " ".join(parts).split() if p)
+
+
+@lru_cache(maxsize=65536)  # BM25 folds every word of every unit and question; vocabularies repeat
+def singular(token: str) -> str:
+    """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
+
+    Args:
+        token: A lowercase word.
+    """
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("sses", "xes", "ches", "shes")):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) > 3:
+        return token[:-1]
+    return token
+
+
+def entity_singular(token: str) -> str:
+    """:func:`singular` plus the irregular plurals that name tables (``people`` -> ``person``).
+
+    Args:
+        token: A lowercase word.
+    """
+    return _IRREGULAR.get(token) or singular(token)
+
+
+def table_name_tokens(table_id: str) -> tuple[str, ...]:
+    """Tokens of a table's own name: the part after the last ``__`` or ``/`` (a ``db__`` or folder prefix is dropped).
+
+    Args:
+        table_id: The table id, e.g. ``"concert_singer__singer_in_concert"``.
+
+    Returns:
+        Tokens of the bare table name, e.g. ``("singer", "in", "concert")``.
+    """
+    return name_tokens(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
+
+
+@dataclass(frozen=True)
+class NameReference:
+    """What a column's name says it refers to.
+
+    Args:
+        core: The words naming the referenced entity, role words first, the last one singular
+            (``("gender", "concept")`` for ``gender_concept_id``); empty for a bare key (``id``).
+        key: The key suffix (``"id"``, ``"key"``, ``"no"``, ...) or ``None``.
+        numbered: A trailing number was dropped (``home_player_1``).
+        agent: The name is a role of a person or user (``creator_id``, ``LastEditedBy``).
+    """
+
+    core: tuple[str, ...]
+    key: str | None = None
+    numbered: bool = False
+    agent: bool = False
+
+    @property
+    def marked(self) -> bool:
+        """Whether something besides the entity says the column is a reference.
+
+        A key word, a number (``home_player_1``), an agent (``LastEditedBy``) or a link word
+        (``link_to_member``); ``home_score`` and ``SpatialLocation`` are attributes of a home
+        team and an address, named after an entity without referring to it.
+        """
+        return self.key is not None or self.numbered or self.agent or bool(LINK_WORDS & set(self.core))
+
+    def spans(self) -> list[tuple[tuple[str, ...], float]]:
+        """Candidate entities, longest first: every suffix of the core, a role-prefixed one worth less."""
+        return [(self.core[i:], 1.0 if i == 0 else ROLE_WORTH) for i in range(len(self.core))]
+
+
+@lru_cache(maxsize=65536)
+def parse_reference(column: str) -> NameReference:
+    """Read a column name as a reference: ``DeliveryCityID`` -> core ``(delivery, city)``, key ``id``.
+
+    Args:
+        column: The column's name as in the table.
+    """
+    tokens = list(name_tokens(column))
+    if len(tokens) > 1 and tokens[0] in MEASURE_WORDS:
+        return NameReference(())  # NumberEmployees, num_players, UnitsOnOrder: a count of things, no reference
+    numbered = False
+    while tokens and (tokens[-1].isdigit() or _NUMBERED.match(tokens[-1])):
+        numbered = True
+        match = _NUMBERED.match(tokens[-1])
+        tokens[-1:] = [match.group(1)] if match else []
+    key = None
+    if tokens and tokens[-1] in KEY_TOKENS:
+        key = tokens.pop()
+    elif tokens:
+        for glued in _GLUED_KEYS:
+            word = tokens[-1]
+            if word.endswith(glued) and len(word) - len(glued) >= MIN_WORD:
+                key, tokens[-1] = glued, word[: -len(glued)]
+                break
+    agent = False
+    if key is None and len(tokens) > 1 and tokens[-1] == "by":  # created_by, LastEditedBy: "by" marks the reference
+        agent, key, tokens = True, tokens[-1], tokens[:-1]
+    elif tokens and key and tokens[-1].endswith(_AGENT_SUFFIXES) and len(tokens[-1]) > 4:
+        agent = True  # creator_id, approver_id: an agent unless a table of that name says otherwise
+    if tokens:
+        tokens[-1] = entity_singular(tokens[-1])
+    return NameReference(tuple(tokens), key, numbered, agent)
+
+
+def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ()) -> dict[tuple[str, ...], float]:
+    """The entity names a table goes by, with what a match is worth.
+
+    The whole name (last word singular) is worth 1.0, and so is the name without a key
+    suffix (``zip_code`` -> ``zip``). A proper suffix of the name (its head: ``forum_topics``
+    -> ``topic``, ``DimSalesTerritory`` -> ``sales_territory``) is worth ``HEAD_WORTH``,
+    unless the head or the words before it name another table of the source (whole,
+    abbreviated or glued into its name): ``singer_in_concert`` relates singers and
+    concerts, ``dept_emp`` departments and employees, ``Has_Pet`` someone and ``Pets``,
+    ``hero_power`` a ``superhero`` and a ``superpower``; they are none of them.
+
+    Args:
+        table_id: The table id.
+        other_entities: Whole-name forms of the other tables of its source.
+    """
+    tokens = table_name_tokens(table_id)
+    if not tokens:
+        return {}
+    whole = (*tokens[:-1], entity_singular(tokens[-1]))
+    forms = {whole: 1.0}
+    if len(whole) > 1 and whole[-1] in KEY_TOKENS:
+        forms[whole[:-1]] = 1.0
+    for start in range(1, len(whole)):
+        head = whole[start:]
+        if not any(_names_one_of(words, other_entities) for words in (head, *(whole[a:start] for a in range(start)))):
+            forms.setdefault(head, HEAD_WORTH)
+    return forms
+
+
+def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]]) -> bool:
+    """Whether ``words`` name one of ``entities``: exactly, or one word of 4+ letters abbreviating or glued into one.
+
+    Three letters are too few to tell here: ``car`` of ``car_makers`` is no ``cartoon``.
+    """
+    if words in entities:
+        return True
+    return (
+        len(words) == 1
+        and len(words[0]) > MIN_WORD
+        and any(len(e) == 1 and entity_match(words, {e: 1.0}) for e in entities)
+    )
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """``cust`` of ``customer``, ``dept`` of ``department``: a prefix, or its letters in order and much shorter.
+
+    A prefix of 3+ letters abbreviates (``stor`` of ``store``); other letters in order
+    only when at most ``SKELETON_SHARE`` of the word (``mgr`` of ``manager``), since
+    ``dokur`` is no abbreviation of ``dotekur``.
+    """
+    if len(short) < MIN_WORD or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    if word.startswith(short):
+        return True
+    if len(short) > SKELETON_SHARE * len(word):
+        return False
+    position = 0
+    for letter in short:
+        position = word.find(letter, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
+def entity_match(span: tuple[str, ...], forms: dict[tuple[str, ...], float]) -> float:
+    """How well a column's entity words name a table (0: not at all).
+
+    Exact forms score their worth; otherwise the last word may abbreviate the last word
+    of a whole-name form (``cust`` -> ``customer``) or be glued at the end of it
+    (``hero`` -> ``superhero``), the other words equal.
+
+    Args:
+        span: The entity words (a suffix of :attr:`NameReference.core`).
+        forms: From :func:`table_forms`.
+    """
+    if not span:
+        return 0.0
+    best = forms.get(span, 0.0)
+    for form, worth in forms.items():
+        if worth < 1.0 or best >= worth or len(form) != len(span) or form[:-1] != span[:-1]:
+            continue  # loose matches only against whole names: "make" of car_makers' head is no "maker"
+        word, short = form[-1], span[-1]
+        if _abbreviates(short, word):
+            best = max(best, worth * ABBREVIATION_WORTH)
+        elif len(short) > MIN_WORD and word.endswith(short) and len(word) - len(short) >= MIN_WORD:
+            best = max(best, worth * GLUED_WORTH)
+    return best
+
+
+def key_name_worth(
+    column: str,
+    forms: dict[tuple[str, ...], float],
+    others: Collection[tuple[str, ...]] = (),
+) -> float:
+    """How surely a column's name makes it its table's key (0: the name does not say).
+
+    ``id`` (or any bare key word), ``<entity>_id`` / ``<entity> Key`` / ``<entity>``
+    for an entity form of the table, abbreviations and glued words included
+    (``customers.cust_id``, ``icustays.stay_id``) unless they name another table
+    (``titleauthor.title_id`` refers to ``titles``), and ``<entity>_<qualifier>_id``
+    (``player_api_id``) a little less, unless the words after the entity name another
+    table: ``Product.ProductModelID`` and ``episode.episode_concept_id`` refer to
+    ``ProductModel`` and ``concept``.
+
+    Args:
+        column: The column's name.
+        forms: The table's :func:`table_forms`.
+        others: Forms of the other tables of its source.
+    """
+    ref = parse_reference(column)
+    if not ref.core:
+        return 1.0 if ref.key else 0.0
+    if ref.numbered:
+        return 0.0  # concept_id_1 is the first of several references, never the table's own key
+    worth = forms.get(ref.core, 0.0)
+    if worth == 0.0 and ref.core not in others:
+        worth = entity_match(ref.core, forms)
+    qualified = ref.key and len(ref.core) > 1 and ref.core[:1] in forms
+    if worth == 0.0 and qualified and not any(ref.core[i:] in others for i in range(len(ref.core))):
+        worth = forms[ref.core[:1]] * ROLE_WORTH  # player_api_id of player
+    return worth

@@ -1,0 +1,233 @@
+"""Every table's names, columns, copies and extensions, indexed so a column's name finds its tables.
+
+:class:`TableNames` is built once per discovery from the column profiles: the name forms
+of each table (:func:`~llama_index_pearl.joins.naming.table_forms`) in an exact index and
+a loose one (prefixes of a form's last word: abbreviations; its endings: glued compounds),
+the keys named after an entity (``Team.team_api_id``), copies of other tables
+(``Customers_Archive``) and the tables a table's name extends (``EmployeePayHistory`` of
+``Employee``). :mod:`~llama_index_pearl.joins.references` resolves names through it.
+
+Pipeline step: joins (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from llama_index_pearl.joins import naming, scoring
+from llama_index_pearl.joins.naming import NameReference, parse_reference
+from llama_index_pearl.joins.profiles import ColumnProfile
+
+__all__ = ["COPY_COLUMNS", "COPY_SHARE", "TableNames"]
+
+
+@dataclass
+class TableNames:
+    """Every table's columns, source and name forms, and the indexes that look tables up by name.
+
+    Args:
+        profiles: All column profiles.
+    """
+
+    profiles: Sequence[ColumnProfile]
+    columns: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    source: dict[str, str | None] = field(default_factory=dict)
+    forms: dict[str, dict[tuple[str, ...], float]] = field(default_factory=dict)
+    exact: dict[tuple[str, ...], list[str]] = field(default_factory=lambda: defaultdict(list))
+    loose: dict[tuple, list[str]] = field(default_factory=lambda: defaultdict(list))
+    others: dict[str, _Others] = field(default_factory=dict)  # forms of the other tables of each table's source
+    named_by: dict[str | None, set[tuple[str, ...]]] = field(default_factory=lambda: defaultdict(set))
+    copies: set[str] = field(default_factory=set)
+    extends: dict[str, list[str]] = field(default_factory=dict)
+    families: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
+    named_alike: dict[tuple, list[int]] = field(default_factory=lambda: defaultdict(list))
+    key_cores: dict[tuple, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
+    spread: dict[tuple[str | None, str], int] = field(default_factory=lambda: defaultdict(int))
+    _key_worth: dict[int, tuple[float, bool]] = field(default_factory=dict)
+    _keys_named: dict[tuple, set[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for i, p in enumerate(self.profiles):
+            self.columns[p.table_id].append(i)
+            self.source.setdefault(p.table_id, p.source)
+        wholes: dict[str | None, set[tuple[str, ...]]] = defaultdict(set)
+        for table_id in self.columns:
+            wholes[self.source[table_id]].update(_whole_forms(table_id))
+        for table_id in self.columns:
+            others = _Others(wholes[self.source[table_id]], _whole_forms(table_id))
+            self.forms[table_id] = forms = naming.table_forms(table_id, others)
+            for form in forms:
+                self.exact[form].append(table_id)
+                for key in _loose_keys(form):
+                    self.loose[key].append(table_id)
+        for table_id, forms in self.forms.items():
+            self.named_by[self.source[table_id]].update(forms)
+        for table_id, forms in self.forms.items():
+            self.others[table_id] = _Others(self.named_by[self.source[table_id]], set(forms))
+        self.copies = _copies(self.profiles, self.columns, self.source)
+        self.extends = _extensions(self.columns, self.source)
+        for i, p in enumerate(self.profiles):
+            self.named_alike[(p.source, p.tokens)].append(i)
+            ref = parse_reference(p.column)
+            worth, by_name = self.key_worth(i)
+            if ref.core and by_name:
+                self.key_cores[(p.source, ref.core)].append((p.table_id, worth))
+            if ref.numbered and p.n_values:
+                self.families[(p.table_id, ref.core[-1:], ref.key)].add(p.dtype)
+        for table_id, cols in self.columns.items():
+            if table_id not in self.copies:
+                for name in {self.profiles[c].norm_name for c in cols}:
+                    self.spread[(self.source[table_id], name)] += 1
+
+    def key_worth(self, i: int) -> tuple[float, bool]:
+        """How surely column ``i`` is its table's key (0: not), and whether its name says so.
+
+        By name (:func:`~llama_index_pearl.joins.naming.key_name_worth`), unless its sample
+        repeats a value; a column unique in its sample and named like a key (``..._id``,
+        ``ContId``) is worth 1.0 whatever its name says: the sample shows it is one.
+
+        Args:
+            i: Profile index of the column.
+        """
+        if i not in self._key_worth:
+            p = self.profiles[i]
+            worth, by_name = 0.0, False
+            if not p.joinable or p.key_like:
+                worth = naming.key_name_worth(p.column, self.forms[p.table_id], self.others[p.table_id])
+                by_name = worth > 0.0
+                if p.key_like and p.has_key_token:
+                    worth = 1.0
+            self._key_worth[i] = (worth, by_name)
+        return self._key_worth[i]
+
+    def keys_named(self, source: str | None, tokens: tuple[str, ...]) -> set[str]:
+        """Tables of ``source`` whose column named ``tokens`` is a key (by name or by sample).
+
+        Args:
+            source: Provenance.
+            tokens: The column's name tokens.
+        """
+        if (source, tokens) not in self._keys_named:
+            alike = self.named_alike.get((source, tokens), ())
+            self._keys_named[(source, tokens)] = {self.profiles[c].table_id for c in alike if self.key_worth(c)[0] > 0}
+        return self._keys_named[(source, tokens)]
+
+    def compatible(self, p: ColumnProfile, ref: NameReference, q: ColumnProfile) -> bool:
+        """Whether ``p`` can hold ``q``'s values; an empty numbered column has its family's type.
+
+        ``fld_feature_3`` empty in the sample is text when ``apt_feature_1`` holds text.
+
+        Args:
+            p: The referencing column.
+            ref: What its name says.
+            q: The referenced column.
+        """
+        if not scoring.types_compatible(p, q):
+            return False
+        family = self.families.get((p.table_id, ref.core[-1:], ref.key), ()) if ref.numbered and not p.n_values else ()
+        return all(scoring.types_compatible(replace(p, dtype=dtype), q) for dtype in family)
+
+    def tables_named(self, span: tuple[str, ...], loose: bool) -> set[str]:
+        """Tables with ``span`` among their forms; with ``loose``, also those it may abbreviate or end.
+
+        Args:
+            span: Entity words.
+            loose: Whether prefixes and endings of a form's last word count.
+        """
+        found = set(self.exact.get(span, ()))
+        if loose:
+            for key in _loose_keys(span, probe=True):
+                found.update(self.loose.get(key, ()))
+        return found
+
+
+class _Others(Collection):
+    """The whole-name forms of a source's tables but one, without copying the source's set."""
+
+    def __init__(self, source: set[tuple[str, ...]], own: set[tuple[str, ...]]) -> None:
+        self.source, self.own = source, own
+
+    def __contains__(self, form: object) -> bool:
+        return form in self.source and form not in self.own
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return (form for form in self.source if form not in self.own)
+
+    def __len__(self) -> int:
+        return len(self.source - self.own)
+
+
+def _whole_forms(table_id: str) -> set[tuple[str, ...]]:
+    return {form for form, worth in naming.table_forms(table_id).items() if worth == 1.0}
+
+
+# A table holding COPY_SHARE of another's columns, and COPY_COLUMNS at least, under a name extending the
+# other's, is a copy of it. Measured over every such name pair of real_schemas and spider (120 pairs):
+# archives, staging and temp tables share 0.67-1.00 of their original's columns (4-31 of them);
+# every other pair with 4+ shared columns shares at most 0.57 (forum_post_votes / post_votes), and
+# 3-column tables (BusinessEntity: id, rowguid, date) sit whole in every junction table named after them.
+COPY_SHARE = 0.65
+COPY_COLUMNS = 4
+
+
+def _copies(
+    profiles: Sequence[ColumnProfile], columns: dict[str, list[int]], source: dict[str, str | None]
+) -> set[str]:
+    """Tables that copy another of their source: ``Customers_Archive``, ``City_Staging``, ``NewFactCurrencyRate``.
+
+    A copy's name contains the other table's whole name and it repeats at least
+    ``COPY_SHARE`` of that table's columns (``COPY_COLUMNS`` at least): archives, staging and temporary tables hold rows
+    in transit, and no schema declares keys on them.
+    """
+    by_words: dict[tuple[str | None, tuple[str, ...]], str] = {}
+    for table_id in columns:
+        by_words[(source[table_id], naming.table_name_tokens(table_id))] = table_id
+    copies = set()
+    for table_id, cols in columns.items():
+        words = naming.table_name_tokens(table_id)
+        names = {profiles[c].norm_name for c in cols}
+        for start in range(len(words)):
+            for end in range(start + 1, len(words) + 1):
+                original = by_words.get((source[table_id], words[start:end])) if end - start < len(words) else None
+                if original is None:
+                    continue
+                theirs = {profiles[c].norm_name for c in columns[original]}
+                shared = len(theirs & names)
+                if shared >= COPY_COLUMNS and shared >= COPY_SHARE * len(theirs):
+                    copies.add(table_id)
+    return copies
+
+
+def _extensions(columns: dict[str, list[int]], source: dict[str, str | None]) -> dict[str, list[str]]:
+    """Per table, the tables of its source whose whole name begins or ends its own: ``EmployeePayHistory``
+    extends ``Employee``, ``ProductVendor`` extends ``Vendor``, ``OrderLines`` extends ``Orders``."""
+    by_whole: dict[tuple[str | None, tuple[str, ...]], str] = {}
+    for table_id in columns:
+        for whole in _whole_forms(table_id):
+            by_whole[(source[table_id], whole)] = table_id
+    out: dict[str, list[str]] = {}
+    for table_id in columns:
+        for whole in _whole_forms(table_id):
+            parts = [whole[:n] for n in range(1, len(whole))] + [whole[n:] for n in range(1, len(whole))]
+            found = [by_whole.get((source[table_id], part)) for part in parts]
+            out[table_id] = [t for t in dict.fromkeys(found) if t is not None and t != table_id]
+    return out
+
+
+def _loose_keys(form: tuple[str, ...], probe: bool = False) -> list[tuple]:
+    """Index keys under which a form is found by a prefix of its last word or a word glued at its end.
+
+    Indexed (``probe=False``): every prefix of the last word of 3+ letters and its endings
+    of 4+ letters that leave 3+ letters. Probed: the word itself under both kinds. An
+    abbreviation by other letters (``dept`` of ``departments``) is found through the
+    referenced key's own name instead (``departments.dept_no``, :attr:`TableNames.key_cores`):
+    indexed by first and last letter, most words of a large lake would share a bucket.
+    """
+    head, word = form[:-1], form[-1]
+    if probe:
+        return [(head, "prefix", word), (head, "ending", word)]
+    keys: list[tuple] = [(head, "prefix", word[:n]) for n in range(naming.MIN_WORD, len(word))]
+    keys += [(head, "ending", word[n:]) for n in range(naming.MIN_WORD, len(word) - naming.MIN_WORD)]
+    return keys
