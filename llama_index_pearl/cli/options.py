@@ -118,7 +118,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         "--no-fallback",
         dest="fallback",
         action="store_false",
-        help="with --llm-base: paths beyond the budget get no units (paper) instead of heuristic questions",
+        help="with --llm-base: the LLM writes every path kind and paths beyond the budget get no units (paper), "
+        "instead of heuristic questions for those and for implicit paths",
     )
     parser.add_argument(
         "--embed-model", help="sentence-transformers model name or local folder (default: bundled all-MiniLM-L6-v2)"
@@ -192,7 +193,9 @@ def build_arguments(args: argparse.Namespace, *, provenance_in_tables: bool = Fa
     built.llm = _llm_from_args(args)
     if built.llm is not None:
         from llama_index_pearl.generation import LLMQueryGenerator
+        from llama_index_pearl.generation.llm import DEFAULT_LLM_PATH_KINDS
 
-        fallback = "heuristic" if args.fallback else None
-        built.generator = LLMQueryGenerator(built.llm, timeout=args.llm_timeout, fallback=fallback)
+        # --no-fallback is the paper's behaviour: the LLM writes every path kind, and nothing else writes any
+        fallback, kinds = ("heuristic", DEFAULT_LLM_PATH_KINDS) if args.fallback else (None, None)
+        built.generator = LLMQueryGenerator(built.llm, timeout=args.llm_timeout, fallback=fallback, path_kinds=kinds)
     return built

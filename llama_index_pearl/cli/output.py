@@ -77,8 +77,8 @@ def format_estimate(estimate: Mapping[str, Any], generator: str) -> str:
     return "\n".join(
         [
             f"Estimate for {estimate['tables']} tables with {generator} (nothing generated, nothing written):",
-            f"  paths for the generator: {estimate['paths']}; beyond the budget (heuristic): "
-            f"{estimate['fallback_paths']}",
+            f"  paths for the generator ({' and '.join(estimate.get('path_kinds', []))} paths): {estimate['paths']}; "
+            f"other paths (free heuristic questions): {estimate['fallback_paths']}",
             f"  requests: {estimate['requests']}, already cached: {estimate['cached_requests']}",
             f"  prompt tokens: {estimate.get('prompt_tokens', 0):,} (per path {estimate.get('per_path_avg', 0):,.0f}, "
             f"largest {estimate.get('max_prompt_tokens', 0):,})",

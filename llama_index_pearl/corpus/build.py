@@ -12,7 +12,7 @@ Pipeline step: corpus (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -56,6 +56,7 @@ __all__ = [
     "estimate_generation_cost",
     "selection_budget",
     "serializer_for",
+    "split_for_generator",
 ]
 
 
@@ -171,8 +172,23 @@ def discover_for_generator(
         cross_source_joins=config.cross_source_joins,
         show_progress=show_progress,
     )
-    within, beyond = split_by_budget(discovery.paths, k)
+    within, beyond = split_for_generator(discovery.paths, k, generator)
     return discovery, within, beyond
+
+
+def split_for_generator(
+    paths: Sequence[JoinPath], budget: int | None, generator: QueryGenerator, used: Mapping[Any, int] | None = None
+) -> tuple[list[JoinPath], list[JoinPath]]:
+    """The paths ``generator`` writes, the first ``budget`` of each pool, and the rest (for its fallback).
+
+    Args:
+        paths: Selected paths, in selection order.
+        budget: Paths per pool for the generator (``None``: no cap).
+        generator: Its :meth:`~llama_index_pearl.generation.QueryGenerator.writes` says which kinds it writes.
+        used: Budget already spent per pool (an insert: the paths the index holds).
+    """
+    within, beyond = split_by_budget([p for p in paths if generator.writes(p)], budget, used=used)
+    return within, [*beyond, *(p for p in paths if not generator.writes(p))]
 
 
 def build_corpus(
@@ -274,6 +290,7 @@ def estimate_generation_cost(
     cached = sum(cache.lookup(generator, r) is not None for r in requests) if cache is not None else 0
     return {
         "tables": len(loaded),
+        "path_kinds": sorted(generator.path_kinds) if generator.path_kinds is not None else ["explicit", "implicit"],
         "paths": len(kept),
         "fallback_paths": sum(keeps_path(config, p) for p in beyond) if generator.fallback is not None else 0,
         "cached_requests": cached,

@@ -32,6 +32,7 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.generation.prompts import PromptMessages, build_messages
 from llama_index_pearl.generation.requests import DEFAULT_SINGLE_QUESTIONS, GenerationRequest, GenerationResult
 from llama_index_pearl.generation.rows import shown_rows
+from llama_index_pearl.joins.paths import JoinPath
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = [
@@ -76,6 +77,8 @@ class QueryGenerator(ABC):
             See :func:`~llama_index_pearl.generation.runner.agenerate_all`.
         spec_type: The name it is registered under (:func:`register_generator`);
             ``None``: not registered, so a loaded index cannot rebuild it.
+        path_kinds: The join path kinds (``"explicit"``, ``"implicit"``) it writes questions
+            for; paths of other kinds go to its ``fallback`` (``None``: every kind).
     """
 
     model_name: str = "unknown"
@@ -87,6 +90,11 @@ class QueryGenerator(ABC):
     fallback: QueryGenerator | None = None
     max_failed_share: float | None = None
     spec_type: ClassVar[str | None] = None
+    path_kinds: frozenset[str] | None = None
+
+    def writes(self, path: JoinPath) -> bool:
+        """Whether this generator writes the question of ``path`` (else its fallback does, if it has one)."""
+        return self.path_kinds is None or path.kind.value in self.path_kinds
 
     @abstractmethod
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:

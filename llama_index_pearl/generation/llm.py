@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -83,6 +83,25 @@ def _reported_usage(response: Any) -> tuple[int, int] | None:
     return prompt, completion
 
 
+# The join path kinds an LLM writes questions for by default; the heuristic writes the rest for free. What the LLM's
+# questions add per kind, with Qwen2.5-Coder-1.5B against the heuristic's (benchmarks/unit_texts.py with --llm-base,
+# the shipped unit texts; R@2 change on spider / spider_realistic / spider_rows10): explicit joined entries -0.21 /
+# +1.18 / +0.20, implicit sub-entries -0.44 / -0.39 / -0.34, both -0.50 / +0.59 / +0.15. Sub-entries hold one
+# table each, and the LLM's question names one or two tables of the path: the heuristic's names them all.
+DEFAULT_LLM_PATH_KINDS = ("explicit",)
+PATH_KINDS = ("explicit", "implicit")
+
+
+def _path_kinds(kinds: Iterable[str] | None) -> frozenset[str] | None:
+    if kinds is None:
+        return None
+    chosen = frozenset(str(k) for k in ([kinds] if isinstance(kinds, str) else kinds))
+    unknown = sorted(chosen - set(PATH_KINDS))
+    if unknown or not chosen:
+        raise ValueError(f"path_kinds must name some of {PATH_KINDS} (or be None for all), got {sorted(chosen)}")
+    return chosen
+
+
 @register_generator("llm")
 class LLMQueryGenerator(QueryGenerator):
     """Generates PEARL questions and column subsets with an LLM.
@@ -106,6 +125,9 @@ class LLMQueryGenerator(QueryGenerator):
         max_failed_share: A run raises ``GenerationFailed`` when at least this share
             of its requests fail; ``1.0`` (default): only when every one fails (a dead
             server must not pass for a build); ``None``: never.
+        path_kinds: The path kinds the LLM writes questions for (default: explicit paths
+            only, see :data:`DEFAULT_LLM_PATH_KINDS`); the other paths go to ``fallback``.
+            ``None``: every kind (the paper).
     """
 
     prompt_version = PROMPT_VERSION
@@ -124,12 +146,14 @@ class LLMQueryGenerator(QueryGenerator):
         model_name: str | None = None,
         fallback: QueryGenerator | str | None = "heuristic",
         max_failed_share: float | None = 1.0,
+        path_kinds: Iterable[str] | None = DEFAULT_LLM_PATH_KINDS,
     ) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         if max_failed_share is not None and not 0.0 <= max_failed_share <= 1.0:
             raise ValueError(f"max_failed_share must be in [0, 1] or None, got {max_failed_share}")
         self.max_failed_share = max_failed_share
+        self.path_kinds = _path_kinds(path_kinds)
         self.llm = llm
         self.timeout = timeout
         self.max_attempts = max_attempts
@@ -162,6 +186,7 @@ class LLMQueryGenerator(QueryGenerator):
             "data_tokens": self.data_tokens,
             "fallback": self.fallback.to_spec() if self.fallback is not None else None,
             "max_failed_share": self.max_failed_share,
+            "path_kinds": sorted(self.path_kinds) if self.path_kinds is not None else None,
         }
 
     @classmethod
@@ -174,7 +199,11 @@ class LLMQueryGenerator(QueryGenerator):
         if llm is None:
             raise ValueError("The index was built with an LLM generator; pass llm= to PearlTableIndex.load()")
         fallback = params.get("fallback")
-        return cls(llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None})
+        # indexes built before path_kinds existed had every path kind written by the LLM
+        path_kinds = params.get("path_kinds") if "path_kinds" in params else None
+        return cls(
+            llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None, "path_kinds": path_kinds}
+        )
 
     async def _call(self, messages: list[ChatMessage]) -> tuple[str, int, int, bool]:
         """One LLM call -> (text, prompt tokens, completion tokens, estimated)."""

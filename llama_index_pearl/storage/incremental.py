@@ -32,11 +32,11 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import build_augmented_units, table_units
-from llama_index_pearl.corpus.build import selection_budget
+from llama_index_pearl.corpus.build import selection_budget, split_for_generator
 from llama_index_pearl.corpus.stores import embedded
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
-from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget, split_by_budget
+from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sources import TableSource, load_tables
 from llama_index_pearl.tables.table import Table
@@ -268,7 +268,7 @@ def _generate(
     used = Counter(p.kind for p in index.join_paths)
     if old_budget is not None:
         used = Counter({kind: min(n, old_budget) for kind, n in used.items()})
-    paid, beyond = split_by_budget(paths, _budget(index, len(corpus)), used=used)
+    paid, beyond = split_for_generator(paths, _budget(index, len(corpus)), generator, used=used)
     # Single-hop tables are chosen separately: build_augmented_units would pick every
     # table of the mapping that the *new* paths miss, old ones included.
     runs = [({t.id: t for t in corpus}, paid, beyond, dataclasses.replace(config, single_hop=False))]
