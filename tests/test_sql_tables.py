@@ -70,6 +70,17 @@ def test_context_str_holds_each_join_key_between_the_retrieved_tables_once(index
     assert "explicit" not in context and "implicit" not in context
 
 
+def test_tables_joined_through_an_unretrieved_table_get_the_join_through_it(index, sql_database):
+    schemas = index.as_sql_table_retriever(sql_database, similarity_top_k=2).retrieve(
+        "singer Joe Sharp stadium capacity"
+    )
+    assert [s.table_name for s in schemas] == ["singer", "stadium"]
+    assert (
+        schemas[1].context_str
+        == "JOIN singer.singer_id = concert.singer_id JOIN concert.stadium_id = stadium.stadium_id"
+    )
+
+
 def test_a_lone_table_has_no_join_keys_to_show(index, sql_database):
     (schema,) = index.as_sql_table_retriever(sql_database, similarity_top_k=1).retrieve("Wembley capacity")
     assert schema == SQLTableSchema(table_name="stadium", context_str=None)
