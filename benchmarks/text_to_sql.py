@@ -27,6 +27,7 @@ unchanged prompt costs nothing (and reports the seconds the answer first took).
 
     python benchmarks/text_to_sql.py --bench ../shared/bench/spider --conditions objectindex,gold --limit 10
     python benchmarks/text_to_sql.py --bench ../shared/bench/spider_realistic --json runs/t2s_realistic.json
+    python benchmarks/text_to_sql.py --bench ../shared/bench/spider --cached-only   # a run so far, no LLM call
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ def sample_questions(queries: Sequence[BenchQuery], n: int, seed: int) -> list[B
 
 
 # ------------------------------------------------------------------ LLM
+class NotCached(Exception):
+    """``--cached-only``: the answer to this prompt is not in the cache."""
+
+
 class CachedLLM(CustomLLM):
     """An LLM whose answers are kept on disk by (model, settings, prompt); records tokens and seconds."""
 
@@ -96,6 +101,7 @@ class CachedLLM(CustomLLM):
     model: str
     settings: dict[str, Any]
     cache_dir: str
+    cached_only: bool = False
     last: dict[str, Any] = Field(default_factory=dict)  # the latest answer, and whether it came from the cache
 
     @property
@@ -109,6 +115,8 @@ class CachedLLM(CustomLLM):
         cached = path.exists()
         if cached:
             record = json.loads(path.read_text(encoding="utf-8"))
+        elif self.cached_only:
+            raise NotCached(path.name)
         else:
             started = time.perf_counter()
             response = self.inner.complete(prompt)
@@ -148,7 +156,9 @@ def make_llm(args: argparse.Namespace) -> CachedLLM:
         max_tokens=args.max_tokens,
         additional_kwargs={"stop": settings["stop"]},
     )
-    return CachedLLM(inner=inner, model=args.llm_model, settings=settings, cache_dir=str(args.cache))
+    return CachedLLM(
+        inner=inner, model=args.llm_model, settings=settings, cache_dir=str(args.cache), cached_only=args.cached_only
+    )
 
 
 # ------------------------------------------------------------- retrievers
@@ -313,7 +323,7 @@ def run_condition(
     """One record per question: prompt tables, SQL, verdict, prompt tokens, seconds."""
     recorded = Recorded(retriever)
     nl_sql = NLSQLRetriever(judge.database, table_retriever=recorded, llm=llm, embed_model=embed_model, sql_only=True)
-    records, correct = [], 0
+    records, correct, judged = [], 0, 0
     for i, query in enumerate(questions, 1):
         if isinstance(retriever, GoldTables):
             retriever.gold = query.gold_tables
@@ -321,13 +331,16 @@ def run_condition(
         llm.last, recorded.tables = {}, []
         try:
             sql: str | None = nl_sql.retrieve_with_metadata(query.question)[1]["sql_query"]
+        except NotCached:
+            records.append({"id": query.id, "hops": query.hops, "condition": name, "kind": "not run"})
+            continue
         except Exception as exc:  # a timeout or a server error: counted, not cached, retried on a rerun
             sql = None
             print(f"[{name}] {query.id}: LLM error {type(exc).__name__}: {exc}", flush=True)
         # a cached answer took no time now: count the seconds it took when it was first computed
         seconds = time.perf_counter() - started + (llm.last["seconds"] if llm.last.get("cached") else 0.0)
         verdict = judge.judge(query, recorded.tables, sql)
-        correct += verdict["kind"] == "ok"
+        correct, judged = correct + (verdict["kind"] == "ok"), judged + 1
         gold = {t.lower() for t in query.gold_tables}
         records.append(
             {
@@ -342,7 +355,7 @@ def run_condition(
                 "seconds": round(seconds, 2),
             }
         )
-        print(f"[{name}] {i}/{len(questions)} EX {100 * correct / i:5.1f}%  {verdict['kind']}", flush=True)
+        print(f"[{name}] {i}/{len(questions)} EX {100 * correct / judged:5.1f}%  {verdict['kind']}", flush=True)
     return records
 
 
@@ -354,7 +367,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
     result = {}
     for group, member in groups.items():
-        rows = [r for r in records if member(r) and r["kind"] != "gold sql error"]
+        rows = [r for r in records if member(r) and r["kind"] not in ("gold sql error", "not run")]
         if not rows:
             continue
         tokens = [r["prompt_tokens"] for r in rows if r["prompt_tokens"] is not None]
@@ -402,6 +415,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("runs/text_to_sql"), help="databases and the LLM cache")
     parser.add_argument("--cache", type=Path, help="LLM answer cache (default: WORK/llm_cache)")
     parser.add_argument("--json", type=Path, help="write every record and the summary here")
+    parser.add_argument(
+        "--cached-only", action="store_true", help="call no LLM: questions not answered yet are left out"
+    )
     args = parser.parse_args()
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     unknown = sorted(set(conditions) - set(CONDITIONS))
