@@ -317,46 +317,49 @@ class Judge:
         return {"kind": "sql error" if error else "wrong result", "error": error}
 
 
-def run_condition(
-    name: str, retriever: Any, questions: Sequence[BenchQuery], judge: Judge, llm: CachedLLM, embed_model: Any
-) -> list[dict[str, Any]]:
-    """One record per question: prompt tables, SQL, verdict, prompt tokens, seconds."""
-    recorded = Recorded(retriever)
-    nl_sql = NLSQLRetriever(judge.database, table_retriever=recorded, llm=llm, embed_model=embed_model, sql_only=True)
-    records, correct, judged = [], 0, 0
-    for i, query in enumerate(questions, 1):
-        if isinstance(retriever, GoldTables):
-            retriever.gold = query.gold_tables
+class Condition:
+    """One condition's ``NLSQLRetriever`` (LlamaIndex's prompt and parser, ``sql_only``) and its records."""
+
+    def __init__(self, name: str, retriever: Any, judge: Judge, llm: CachedLLM, embed_model: Any) -> None:
+        self.name, self.retriever, self.judge, self.llm = name, retriever, judge, llm
+        self.recorded = Recorded(retriever)
+        self.nl_sql = NLSQLRetriever(
+            judge.database, table_retriever=self.recorded, llm=llm, embed_model=embed_model, sql_only=True
+        )
+        self.records: list[dict[str, Any]] = []
+
+    def ask(self, query: BenchQuery) -> None:
+        """Ask the question, run and judge the SQL, keep the record (prompt tables, verdict, tokens, seconds)."""
+        if isinstance(self.retriever, GoldTables):
+            self.retriever.gold = query.gold_tables
         started = time.perf_counter()
-        llm.last, recorded.tables = {}, []
+        self.llm.last, self.recorded.tables = {}, []
+        record: dict[str, Any] = {"id": query.id, "hops": query.hops, "condition": self.name}
         try:
-            sql: str | None = nl_sql.retrieve_with_metadata(query.question)[1]["sql_query"]
+            sql: str | None = self.nl_sql.retrieve_with_metadata(query.question)[1]["sql_query"]
         except NotCached:
-            records.append({"id": query.id, "hops": query.hops, "condition": name, "kind": "not run"})
-            continue
+            self.records.append({**record, "kind": "not run"})
+            return
         except Exception as exc:  # a timeout or a server error: counted, not cached, retried on a rerun
             sql = None
-            print(f"[{name}] {query.id}: LLM error {type(exc).__name__}: {exc}", flush=True)
+            print(f"[{self.name}] {query.id}: LLM error {type(exc).__name__}: {exc}", flush=True)
         # a cached answer took no time now: count the seconds it took when it was first computed
-        seconds = time.perf_counter() - started + (llm.last["seconds"] if llm.last.get("cached") else 0.0)
-        verdict = judge.judge(query, recorded.tables, sql)
-        correct, judged = correct + (verdict["kind"] == "ok"), judged + 1
+        seconds = time.perf_counter() - started + (self.llm.last["seconds"] if self.llm.last.get("cached") else 0.0)
         gold = {t.lower() for t in query.gold_tables}
-        records.append(
-            {
-                "id": query.id,
-                "hops": query.hops,
-                "condition": name,
-                "prompt_tables": recorded.tables,
-                "all_gold_in_prompt": gold <= {t.lower() for t in recorded.tables},
-                "sql": sql,
-                **verdict,
-                "prompt_tokens": llm.last.get("prompt_tokens"),
-                "seconds": round(seconds, 2),
-            }
+        record.update(
+            prompt_tables=self.recorded.tables,
+            all_gold_in_prompt=gold <= {t.lower() for t in self.recorded.tables},
+            sql=sql,
+            **self.judge.judge(query, self.recorded.tables, sql),
+            prompt_tokens=self.llm.last.get("prompt_tokens"),
+            seconds=round(seconds, 2),
         )
-        print(f"[{name}] {i}/{len(questions)} EX {100 * correct / judged:5.1f}%  {verdict['kind']}", flush=True)
-    return records
+        self.records.append(record)
+
+    def progress(self) -> str:
+        judged = [r for r in self.records if r["kind"] != "not run"]
+        correct = sum(r["kind"] == "ok" for r in judged)
+        return f"{self.name} {100 * correct / max(1, len(judged)):.1f}% of {len(judged)}"
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -433,12 +436,13 @@ def main() -> None:
     embed_model = default_embed_model()
     retrievers = table_retrievers(conditions, bench, judge.database, args.k, embed_model)
     llm = make_llm(args)
-    records, summary = [], {}
-    for name in conditions:
-        condition_records = run_condition(name, retrievers[name], questions, judge, llm, embed_model)
-        records += condition_records
-        summary[name] = summarise(condition_records)
-        print(markdown({name: summary[name]}), flush=True)
+    runs = [Condition(name, retrievers[name], judge, llm, embed_model) for name in conditions]
+    for i, query in enumerate(questions, 1):  # question by question: a partial run compares like with like
+        for run in runs:
+            run.ask(query)
+        print(f"{i}/{len(questions)} EX: " + ", ".join(run.progress() for run in runs), flush=True)
+    summary = {run.name: summarise(run.records) for run in runs}
+    records = [r for run in runs for r in run.records]
     print(f"\n{bench.name}, k={args.k}, LLM {args.llm_model}\n{markdown(summary)}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
