@@ -13,6 +13,7 @@ from fake_openai import FakeOpenAIServer, prompt_text, text
 from llama_index.core import Settings, SQLDatabase
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.objects import SQLTableSchema
+from llama_index.core.prompts import PromptTemplate
 from llama_index.core.query_engine import SQLTableRetrieverQueryEngine
 from llama_index.core.retrievers import NLSQLRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -176,6 +177,18 @@ def test_as_sql_query_engine_answers_from_the_result_of_the_llms_sql(index, sql_
     assert str(response) == "Ann Lee sang there."
     assert response.metadata["sql_query"] == WEMBLEY_SINGERS
     assert "Ann Lee" in synthesis
+
+
+def test_as_sql_query_engine_hands_llamaindexs_text_to_sql_arguments_to_its_retriever(index, sql_database):
+    prompt = PromptTemplate("Tables: {schema}\nDialect: {dialect}\nQ: {query_str}\nSQL:")
+    with FakeOpenAIServer(default=text(WEMBLEY_SINGERS)) as server:
+        engine = index.as_sql_query_engine(
+            sql_database, llm=_llm(server), text_to_sql_prompt=prompt, sql_only=True, synthesize_response=False
+        )
+        response = engine.query("Which singer performed at Wembley stadium?")
+        sent = prompt_text(server.requests[0])
+    assert sent.startswith("Tables: Table 'stadium' has columns") and "Dialect: sqlite" in sent
+    assert str(response) == WEMBLEY_SINGERS  # sql_only: the SQL, not run
 
 
 def test_as_sql_query_engine_without_any_llm_says_how_to_give_one(index, sql_database):
