@@ -9,7 +9,10 @@ questions:
 - (c) ``retrieve`` with the embedding precomputed in the ``QueryBundle``: the
   overhead beyond the encoder (search, pooling, nodes, join hints, callbacks);
 
-as p50/p95/p99 in ms, plus ``b - a`` of the medians. ``--synthetic N`` adds (c) on
+as p50/p95/p99 in ms, plus ``b - a`` of the medians. ``--sql-adapter`` adds (d) the text-to-SQL
+table retriever (``index.as_sql_table_retriever`` over a SQLite database of the tables, join keys on),
+on the same precomputed embeddings as (c), and its overhead over (c) per question (p50 of the paired
+differences). ``--synthetic N`` adds (c) on
 an index of N random unit vectors (one original unit per table, joined entries
 of 2-3 tables), searched with random queries, once sharing no word with the
 units (the top-n search) and once naming two of their words (lexical evidence:
@@ -21,6 +24,7 @@ same unit texts.
 
     python benchmarks/latency.py --bench ../shared/bench/spider --queries 300 --synthetic 100000
     python benchmarks/latency.py --bench ../shared/bench/spider --load
+    python benchmarks/latency.py --bench ../shared/bench/spider --queries 500 -k 5 --sql-adapter
 """
 
 from __future__ import annotations
@@ -86,6 +90,36 @@ def measure_index(index: PearlTableIndex, questions: Sequence[str], k: int) -> d
     result["b_minus_a_p50"] = round(result["b_retrieve"]["p50"] - result["a_embed"]["p50"], 3)
     result["b_p99_over_p50"] = round(result["b_retrieve"]["p99"] / result["b_retrieve"]["p50"], 2)
     return result
+
+
+def measure_sql_adapter(index: PearlTableIndex, questions: Sequence[str], k: int) -> dict[str, Any]:
+    """(c) ``retrieve`` and (d) the ``SQLTableSchema`` adapter on the same precomputed embeddings, interleaved."""
+    import tempfile
+    from pathlib import Path
+
+    from llama_index_pearl.evaluation.llamaindex_baseline import sqlite_database
+
+    with tempfile.TemporaryDirectory() as folder:
+        database = sqlite_database(list(index.tables.values()), Path(folder) / "tables.sqlite")
+        retriever = index.as_retriever(similarity_top_k=k)
+        adapter = index.as_sql_table_retriever(database, similarity_top_k=k)
+        bundles = [QueryBundle(query_str=q, embedding=index.embed_query(q)) for q in questions]
+        for bundle in bundles[:5]:  # warm-up
+            retriever.retrieve(bundle)
+            adapter.retrieve(bundle)
+        plain, adapted, mapped = [], [], []
+        for bundle in bundles:
+            plain.append(timed(lambda b=bundle: retriever.retrieve(b)))
+            adapted.append(timed(lambda b=bundle: adapter.retrieve(b)))
+            nodes = retriever.retrieve(bundle)
+            mapped.append(timed(lambda ns=nodes: [adapter.object_node_mapping.from_node(n.node) for n in ns]))
+        database.engine.dispose()
+    return {
+        "c_retrieve": percentiles(plain),
+        "d_sql_adapter": percentiles(adapted),
+        "d_minus_c": percentiles([d - c for c, d in zip(plain, adapted)]),
+        "schemas_from_nodes": percentiles(mapped),  # the adapter's own work, without retrieval's noise
+    }
 
 
 class RandomEmbedding(VectorEmbedding):
@@ -260,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--synthetic", type=int, default=0, help="also (c) on an index of this many random units")
     parser.add_argument("--encoders", action="store_true", help="compare the torch and ONNX MiniLM (with --bench)")
     parser.add_argument("--load", action="store_true", help="a second process burns one core while measuring")
+    parser.add_argument(
+        "--sql-adapter", action="store_true", help="also the text-to-SQL table retriever (with --bench)"
+    )
     parser.add_argument("--json", dest="json_out", help="write the results here")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"load": args.load, "k": args.k}
@@ -274,6 +311,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         with cpu_load(args.load):
             results["index"] = {"units": len(index.units), **measure_index(index, questions, args.k)}
         print("index:", json.dumps(results["index"]))
+        if args.sql_adapter:
+            with cpu_load(args.load):
+                results["sql_adapter"] = measure_sql_adapter(index, questions, args.k)
+            print("sql_adapter:", json.dumps(results["sql_adapter"]))
         if args.encoders:
             with cpu_load(args.load):
                 results["encoders"] = compare_encoders(questions, texts)

@@ -12,7 +12,7 @@ Pipeline step: index (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,8 @@ from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
 from llama_index.core.llms import LLM
-from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.objects import ObjectRetriever, SQLTableSchema
+from llama_index.core.query_engine import RetrieverQueryEngine, SQLTableRetrieverQueryEngine
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
@@ -36,10 +37,11 @@ from llama_index_pearl.corpus.build import (
 from llama_index_pearl.corpus.stores import delete_units, index_dimension, normalise
 from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
 from llama_index_pearl.joins import JoinPath, paths_from_graph
-from llama_index_pearl.retrieval.engines import chat_engine, query_engine
+from llama_index_pearl.retrieval.engines import chat_engine, query_engine, sql_query_engine
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.query_plan import query_plan
 from llama_index_pearl.retrieval.retriever import PearlRetriever
+from llama_index_pearl.retrieval.sql_tables import sql_table_retriever
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.storage.locks import ReadWriteLock
 from llama_index_pearl.storage.persistence import load_index, persist_index
@@ -382,6 +384,59 @@ class PearlTableIndex:
         """
         retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
         return chat_engine(retriever, llm or self._llm, chat_mode=chat_mode, **kwargs)
+
+    def as_sql_table_retriever(
+        self,
+        sql_database: Any,
+        similarity_top_k: int = 5,
+        join_keys: bool = True,
+        context_strs: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> ObjectRetriever[SQLTableSchema]:
+        """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
+
+        ``retrieve``/``aretrieve`` return ``SQLTableSchema``s in PEARL's order, named as
+        ``sql_database`` names the tables, each ``context_str`` holding the join keys to the
+        other retrieved tables (:mod:`~llama_index_pearl.retrieval.sql_tables`).
+
+        Args:
+            sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
+                table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
+            similarity_top_k: Tables retrieved per question.
+            join_keys: Put the join keys in ``context_str`` (``JOIN concert.stadium_id = stadium.stadium_id``).
+            context_strs: Table descriptions by database table name, shown before the join keys.
+            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``).
+
+        Raises:
+            ValueError: A table of the index (or a key of ``context_strs``) the database does not hold;
+                the message names it.
+        """
+        retriever = self.as_retriever(similarity_top_k, **kwargs)
+        return sql_table_retriever(self, sql_database, retriever, join_keys=join_keys, context_strs=context_strs)
+
+    def as_sql_query_engine(
+        self,
+        sql_database: Any,
+        llm: LLM | None = None,
+        similarity_top_k: int = 5,
+        join_keys: bool = True,
+        **kwargs: Any,
+    ) -> SQLTableRetrieverQueryEngine:
+        """LlamaIndex's ``SQLTableRetrieverQueryEngine`` with :meth:`as_sql_table_retriever` choosing the tables.
+
+        Args:
+            sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on.
+            llm: Writes the SQL (and the answer); default the index's LLM, else an explicitly set ``Settings.llm``.
+            similarity_top_k: Tables shown to the LLM per question.
+            join_keys: Show the join keys between them.
+            **kwargs: ``SQLTableRetrieverQueryEngine``'s arguments (``synthesize_response``,
+                ``sql_only``, ``rows_retrievers``, ``text_to_sql_prompt``...).
+
+        Raises:
+            ValueError: No LLM, or a table of the index the database does not hold.
+        """
+        table_retriever = self.as_sql_table_retriever(sql_database, similarity_top_k, join_keys)
+        return sql_query_engine(table_retriever, sql_database, llm or self._llm, self._embed_model, **kwargs)
 
     def read_lock(self) -> AbstractContextManager[None]:
         """Hold off index updates' apply step for the block (retrievals take it; see the class docstring)."""

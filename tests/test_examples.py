@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_openai import FakeOpenAIServer, text
+from fake_openai import FakeOpenAIServer, prompt_text, text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -39,14 +39,14 @@ def test_table_qa_chat_reads_questions_from_stdin_and_shows_tables_and_join_keys
 
 def test_text_to_sql_without_llm_prints_the_retrieved_schema_and_join_keys():
     out = _run("text_to_sql.py", "--question", "Which venues hosted concerts by Velvet Harbor?")
-    assert "TABLE concerts(" in out
-    assert "JOIN KEYS:" in out and "concerts." in out
+    assert "Table 'concerts' has columns: concert_id" in out
+    assert "join keys: JOIN concerts." in out
     assert "no LLM configured" in out
 
 
-def test_text_to_sql_with_an_llm_runs_the_generated_sql():
+def test_text_to_sql_with_an_llm_runs_the_generated_sql_in_llamaindexs_engine():
     sql = "```sql\nSELECT artist_name FROM artists WHERE country = 'Ireland'\n```"
-    with FakeOpenAIServer(default=text(sql)) as server:
+    with FakeOpenAIServer(behaviours=[text(sql), text("The Irish artist is Velvet Harbor.")]) as server:
         out = _run(
             "text_to_sql.py",
             "--question",
@@ -56,5 +56,8 @@ def test_text_to_sql_with_an_llm_runs_the_generated_sql():
             "--llm-model",
             "fake",
         )
+        prompt = prompt_text(server.requests[0])
+    assert "Table 'artists' has columns" in prompt
     assert "SQL: SELECT artist_name FROM artists WHERE country = 'Ireland'" in out
-    assert "Velvet Harbor" in out
+    assert "artist_name\nVelvet Harbor" in out
+    assert "Answer: The Irish artist is Velvet Harbor." in out

@@ -1,11 +1,12 @@
 """Query and chat engines over a PEARL retriever, following LlamaIndex's ``as_query_engine``/``as_chat_engine``.
 
 The engines are LlamaIndex's own (``RetrieverQueryEngine``, the context chat
-engines) over :class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`. Two things
-differ from a ``VectorStoreIndex``: an engine without any LLM is refused with a
-message saying how to give one (instead of LlamaIndex falling back to OpenAI and
-failing on a missing key), and only the chat modes that ground answers on
-retrieved tables are accepted.
+engines) over :class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`, and
+``SQLTableRetrieverQueryEngine`` over its ``SQLTableSchema`` adapter
+(:mod:`~llama_index_pearl.retrieval.sql_tables`). Two things differ from a
+``VectorStoreIndex``: an engine without any LLM is refused with a message saying how
+to give one (instead of LlamaIndex falling back to OpenAI and failing on a missing
+key), and only the chat modes that ground answers on retrieved tables are accepted.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -16,12 +17,27 @@ from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
+from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.indices.struct_store.sql_query import BaseSQLTableQueryEngine
 from llama_index.core.llms import LLM
-from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.objects import ObjectRetriever, SQLTableSchema
+from llama_index.core.query_engine import RetrieverQueryEngine, SQLTableRetrieverQueryEngine
+from llama_index.core.retrievers import NLSQLRetriever
 
 from llama_index_pearl.text.models import resolve_llm
 
-__all__ = ["CHAT_MODES", "chat_engine", "query_engine", "require_llm"]
+__all__ = ["CHAT_MODES", "PearlSQLQueryEngine", "chat_engine", "query_engine", "require_llm", "sql_query_engine"]
+
+# NLSQLRetriever's arguments that SQLTableRetrieverQueryEngine passes on to it
+_NLSQL_ARGUMENTS = (
+    "text_to_sql_prompt",
+    "context_query_kwargs",
+    "rows_retrievers",
+    "cols_retrievers",
+    "context_str_prefix",
+    "sql_only",
+    "callback_manager",
+)
 
 CHAT_MODES = (ChatMode.CONDENSE_PLUS_CONTEXT, ChatMode.CONTEXT, ChatMode.CONDENSE_QUESTION)
 
@@ -78,3 +94,56 @@ def chat_engine(
     from llama_index.core.chat_engine import CondensePlusContextChatEngine
 
     return CondensePlusContextChatEngine.from_defaults(retriever, llm=resolved, **kwargs)
+
+
+class PearlSQLQueryEngine(SQLTableRetrieverQueryEngine):
+    """``SQLTableRetrieverQueryEngine`` whose ``NLSQLRetriever`` is given the index's encoder.
+
+    LlamaIndex's constructor builds the ``NLSQLRetriever`` with ``Settings.embed_model``,
+    which, when unset, resolves to OpenAI and fails without ``llama-index-embeddings-openai``
+    or a key (the default SQL parser never embeds anything). This engine passes the
+    encoder instead; everything else, arguments included, is LlamaIndex's.
+
+    Args:
+        sql_database: The database the SQL runs on.
+        table_retriever: An ``ObjectRetriever[SQLTableSchema]``.
+        llm: Writes the SQL and the answer.
+        embed_model: Given to the ``NLSQLRetriever``.
+        **kwargs: ``SQLTableRetrieverQueryEngine``'s arguments.
+    """
+
+    def __init__(
+        self,
+        sql_database: Any,
+        table_retriever: ObjectRetriever[SQLTableSchema],
+        llm: LLM,
+        embed_model: BaseEmbedding,
+        **kwargs: Any,
+    ) -> None:
+        passed = {name: kwargs[name] for name in _NLSQL_ARGUMENTS if name in kwargs}
+        self._sql_retriever = NLSQLRetriever(
+            sql_database,
+            table_retriever=table_retriever,
+            llm=llm,
+            embed_model=embed_model,
+            verbose=kwargs.get("verbose", False),
+            **passed,
+        )
+        rest = {k: v for k, v in kwargs.items() if k not in _NLSQL_ARGUMENTS or k == "callback_manager"}
+        BaseSQLTableQueryEngine.__init__(self, llm=llm, **rest)
+
+
+def sql_query_engine(
+    table_retriever: ObjectRetriever[SQLTableSchema],
+    sql_database: Any,
+    llm: LLM | None,
+    embed_model: BaseEmbedding,
+    **kwargs: Any,
+) -> SQLTableRetrieverQueryEngine:
+    """A ``SQLTableRetrieverQueryEngine`` over the table retriever (see ``PearlTableIndex.as_sql_query_engine``).
+
+    Raises:
+        ValueError: There is no LLM.
+    """
+    resolved = require_llm(llm, "as_sql_query_engine")
+    return PearlSQLQueryEngine(sql_database, table_retriever, resolved, embed_model, **kwargs)
