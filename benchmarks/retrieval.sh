@@ -34,9 +34,11 @@ for k in 20 40; do
   run "spider_pearl_heuristic_budget${k}" "$BENCH/spider" --method pearl --budget "$k"
 done
 run fetaqa_llamaindex "$BENCH/fetaqa_dev" --method llamaindex  # schema text only: titles are not part of it
-for titles in titles no-titles; do
-  run "fetaqa_whole_table_${titles}" "$BENCH/fetaqa_dev" --method whole-table "--$titles"
-  run "fetaqa_pearl_heuristic_${titles}" "$BENCH/fetaqa_dev" --method pearl --random-query "--$titles"
+for titles in titles no_titles; do
+  flags=()
+  [ "$titles" = no_titles ] && flags=(--no-titles)  # titles are on by default
+  run "fetaqa_whole_table_${titles}" "$BENCH/fetaqa_dev" --method whole-table "${flags[@]}"
+  run "fetaqa_pearl_heuristic_${titles}" "$BENCH/fetaqa_dev" --method pearl --random-query "${flags[@]}"
 done
 if [ -n "$LLM" ]; then
   llm=(--llm-base "$LLM" --llm-model local --llm-timeout 300 --concurrency 1 --cache-dir "$OUT/llm_cache")
