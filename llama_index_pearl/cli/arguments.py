@@ -22,7 +22,9 @@ EMBED_MODEL_HELP = "the encoder the index was built with (default: the recorded 
 
 
 def _demo(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", type=positive_int, default=5, help="tables per question (every demo question needs at most 5)")
+    parser.add_argument(
+        "-k", type=positive_int, default=5, help="tables per question (each demo question needs at most 5)"
+    )
 
 
 def _index(parser: argparse.ArgumentParser) -> None:
