@@ -59,7 +59,7 @@ from llama_index_pearl.evaluation.llamaindex_baseline import sqlite_database
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
 from llama_index_pearl.retrieval.sql_tables import join_keys_text
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import default_embed_model
+from llama_index_pearl.text.models import default_embed_model, openai_compatible_llm
 
 CONDITIONS = ("objectindex", "pearl", "pearl-joins", "gold", "gold-joins")
 DEFAULT_CONDITIONS = "objectindex,pearl,pearl-joins,gold"
@@ -141,18 +141,13 @@ class CachedLLM(CustomLLM):
 
 
 def make_llm(args: argparse.Namespace) -> CachedLLM:
-    from llama_index.llms.openai_like import OpenAILike
-
     # stop at "SQLResult:": the parser drops everything after it, so the model need not invent a result
     settings = {"temperature": 0.0, "max_tokens": args.max_tokens, "stop": ["SQLResult:"]}
-    inner = OpenAILike(
-        model=args.llm_model,
-        api_base=args.llm_base,
-        api_key="none",
-        is_chat_model=True,
-        max_retries=0,
-        timeout=args.llm_timeout,
-        temperature=0.0,
+    inner = openai_compatible_llm(
+        args.llm_base,
+        args.llm_model,
+        args.llm_timeout,
+        temperature=settings["temperature"],
         max_tokens=args.max_tokens,
         additional_kwargs={"stop": settings["stop"]},
     )

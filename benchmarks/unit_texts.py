@@ -23,12 +23,13 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.cli.options import GENERATION_SAMPLING
 from llama_index_pearl.evaluation.benchmark import Benchmark, evaluate_rankings, load_benchmark
 from llama_index_pearl.generation import reorder_rows_for_path
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT, LexicalScorer
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import embed_queries, encoder_window, token_counter_for
+from llama_index_pearl.text.models import embed_queries, encoder_window, openai_compatible_llm, token_counter_for
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS, TableView, serialize_views
 
 
@@ -164,12 +165,7 @@ def score(built: Built, dense: list[str], lexical: list[str], owners: list[list[
 
 
 def _llm(base: str) -> Any:
-    from llama_index.llms.openai_like import OpenAILike
-
-    return OpenAILike(
-        model="local", api_base=base, api_key="none", is_chat_model=True, max_retries=0, timeout=900,
-        temperature=0.2, max_tokens=400,
-    )  # fmt: skip
+    return openai_compatible_llm(base, "local", 900, **GENERATION_SAMPLING)
 
 
 def main(argv: list[str] | None = None) -> None:

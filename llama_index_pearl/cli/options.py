@@ -18,6 +18,9 @@ from typing import Any
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
+# how `pearl index`/`pearl eval` sample an LLM's questions (benchmarks/unit_texts.py samples the same way)
+GENERATION_SAMPLING: dict[str, Any] = {"temperature": 0.2, "max_tokens": 400}
+
 __all__ = [
     "BuildArguments",
     "add_build_options",
@@ -156,19 +159,9 @@ def embed_model_from_args(args: argparse.Namespace) -> Any:
 def _llm_from_args(args: argparse.Namespace) -> Any:
     if not getattr(args, "llm_base", None):
         return None
-    from llama_index.llms.openai_like import OpenAILike
+    from llama_index_pearl.text.models import openai_compatible_llm
 
-    # retries happen once, in the generator; the client must not multiply them
-    return OpenAILike(
-        model=args.llm_model,
-        api_base=args.llm_base,
-        api_key="none",
-        is_chat_model=True,
-        max_retries=0,
-        timeout=args.llm_timeout,
-        temperature=0.2,
-        max_tokens=400,
-    )
+    return openai_compatible_llm(args.llm_base, args.llm_model, args.llm_timeout, **GENERATION_SAMPLING)
 
 
 @dataclass

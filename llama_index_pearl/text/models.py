@@ -116,6 +116,37 @@ def resolve_llm(llm: LLM | None = None) -> LLM | None:
     return getattr(Settings, "_llm", None)
 
 
+def openai_compatible_llm(
+    api_base: str, model: str, timeout: float, temperature: float, max_tokens: int, **kwargs: Any
+) -> LLM:
+    """A chat model on an OpenAI-compatible server (vLLM, llama.cpp, ...) whose client never retries.
+
+    Retries, where wanted, happen once in the caller (the LLM query generator); a client
+    retrying too would multiply them, and a benchmark must see every failure.
+
+    Args:
+        api_base: The server's base URL, e.g. ``http://127.0.0.1:8011/v1``.
+        model: The model name the server serves.
+        timeout: Seconds per request, the server's queue included.
+        temperature: Sampling temperature.
+        max_tokens: Completion tokens per answer.
+        **kwargs: More ``OpenAILike`` arguments (``additional_kwargs={"stop": [...]}``).
+    """
+    from llama_index.llms.openai_like import OpenAILike
+
+    return OpenAILike(
+        model=model,
+        api_base=api_base,
+        api_key="none",
+        is_chat_model=True,
+        max_retries=0,
+        timeout=timeout,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        **kwargs,
+    )
+
+
 def embed_model_name(embed_model: BaseEmbedding) -> str:
     """A stable name for the model, recorded in the persisted index."""
     name = getattr(embed_model, "model_name", None) or type(embed_model).__name__
