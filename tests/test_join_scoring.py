@@ -35,10 +35,11 @@ def test_ints_never_join_prose_or_floats():
     assert scoring.types_compatible(col([1, 2]), col([3, 4]))
 
 
-def test_structural_score_is_weaker_towards_a_non_unique_column_and_zero_for_incompatible_types():
+def test_structural_score_is_zero_towards_a_non_unique_column_and_for_incompatible_types():
     unique, repeated = col([1, 2, 3]), col([1, 1, 2])
     assert scoring.structural_score("fk_name", unique, True) == 1.0
-    assert scoring.structural_score("fk_name", repeated, True) == pytest.approx(0.6)
+    assert scoring.structural_score("fk_name", repeated, True) == 0.0
+    assert scoring.structural_score("declared", repeated, True) == 1.0
     assert scoring.structural_score("fk_name", unique, False) == 0.0
     assert scoring.structural_score(None, unique, True) == 0.0
 

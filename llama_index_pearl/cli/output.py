@@ -17,6 +17,7 @@ import networkx as nx
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.build import BuildReport
+from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
 
 __all__ = ["format_build_summary", "format_estimate", "format_join_edges", "format_ranked", "graph_counts"]
@@ -133,7 +134,8 @@ def format_ranked(question: str, nodes: Sequence[NodeWithScore], hints: Sequence
 
 
 def format_join_edges(graph: nx.Graph) -> str:
-    """Every join edge, strongest first: the best column pair, its kind and score f, and whether a path uses it."""
+    """Every join edge, strongest first: its joins (a composite key whole, alternatives on their own lines),
+    kind and score f, and whether a path uses it."""
     counts = graph_counts(graph)
     lines = [
         f"Join graph: {graph.number_of_nodes()} tables, {counts['edges']} edges ({counts['explicit']} explicit, "
@@ -141,8 +143,10 @@ def format_join_edges(graph: nx.Graph) -> str:
     ]
     edges = sorted(graph.edges(data=True), key=lambda e: (-float(e[2].get("score", 0.0)), e[0], e[1]))
     for u, v, data in edges:
-        lt, lc, rt, rc = (data.get("column_pairs") or [[u, "?", v, "?"]])[0]
+        joins = joins_between(graph, u, v)
         label = str(data.get("kind", "implicit")) + (", declared" if data.get("declared") else "")
         used = "  selected" if data.get("selected") else ""
-        lines.append(f"  {lt}.{lc} = {rt}.{rc}".ljust(60) + f" {label:<20} f={float(data.get('score', 0.0)):.2f}{used}")
+        first = joins[0].condition() if joins else f"{u} - {v}"
+        lines.append(f"  {first}".ljust(60) + f" {label:<20} f={float(data.get('score', 0.0)):.2f}{used}")
+        lines.extend(f"    or {join.condition()}" for join in joins[1:])
     return "\n".join(lines)

@@ -164,12 +164,12 @@ def _condition_pair(node: Any, tables: Mapping[str, str], db: str, schema: SqlSc
 
 
 def hint_pairs(hints: Sequence[JoinHint]) -> set[Pair]:
-    """Every column pair of every hop of the hints, as unordered ``table_id.column`` pairs."""
+    """Every column pair of every join of the hints (alternatives included), as unordered ``table_id.column`` pairs."""
     return {
-        frozenset((_column_key(hop.left_table, left), _column_key(hop.right_table, right)))
+        frozenset((_column_key(join.left_table, left), _column_key(join.right_table, right)))
         for hint in hints
-        for hop in hint.hops
-        for left, right in hop.column_pairs
+        for join in (*hint.hops, *hint.alternatives)
+        for left, right in join.column_pairs
     }
 
 

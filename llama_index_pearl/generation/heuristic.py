@@ -2,9 +2,11 @@
 
 The default when no LLM is configured. It follows the same recipe the prompts ask
 of an LLM: anchor on a distinctive value of the first table (taken from rows that
-actually join), name the middle table's entity for a 3-table path, and ask for
-descriptive attributes of the far table, in plain words (``stadium_id`` ->
-"stadium"). Columns are the join keys plus the most distinctive descriptive
+actually join, when any do: a key join whose samples share no value, a dimension
+read in part, still gets its question from the names), name the middle table's
+entity for a 3-table path, and ask for descriptive attributes of the far table, in
+plain words without the table's column prefix (``stadium_id`` -> "stadium",
+``c_mktsegment`` -> "mktsegment"). Columns are the join keys plus the most distinctive descriptive
 columns, 3 to 5 per table. Output depends only on the tables, the path and the
 seed, so a rebuild reproduces it exactly.
 
@@ -23,13 +25,14 @@ from llama_index_pearl.generation.base import QueryGenerator, register_generator
 from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequest, GenerationResult, PathRequest
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
+from llama_index_pearl.joins.naming import bare_name, column_prefix
 from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.tables.table import Table, cell_text
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = ["HEURISTIC_VERSION", "ColumnSalience", "HeuristicQueryGenerator", "column_salience", "humanize"]
 
-HEURISTIC_VERSION = "heuristic-3"
+HEURISTIC_VERSION = "heuristic-4"
 PROFILE_ROWS = 500
 _NAME_HINTS = {
     "name", "title", "label", "city", "country", "nation", "nationality", "place", "location", "state",
@@ -82,7 +85,7 @@ def _profile_columns(table: Table) -> tuple[ColumnSalience, ...]:
         cells = [c for c in cells if c]
         n = len(cells) or 1
         numeric = sum(1 for c in cells if _NUMBER.match(c))
-        words = set(humanize(column).split()) | set(column.lower().replace("_", " ").split())
+        words = set(_words(table, column).split()) | set(column.lower().replace("_", " ").split())
         id_like = column.lower() == "id" or (column.lower().endswith(("_id", "id")) and numeric == len(cells))
         profiles.append(
             ColumnSalience(
@@ -128,8 +131,13 @@ def _anchor(table: Table, rows: list[int], exclude: Sequence[str], rng: random.R
     return None
 
 
-def _anchor_phrase(entity: str, column: str, value: str) -> str:
-    col = humanize(column)
+def _words(table: Table, column: str) -> str:
+    """A column's name in plain words, without its table's column prefix: ``c_mktsegment`` -> "mktsegment"."""
+    prefix = table.derived("column_prefix", lambda: column_prefix(table.id, table.columns))
+    return humanize(bare_name(column, prefix))
+
+
+def _anchor_phrase(entity: str, col: str, value: str) -> str:
     if col in {"name", "title"} or col.endswith((" name", " title")) or col == entity:
         return f'{entity} "{value}"'
     return f'{entity} whose {col} is "{value}"'
@@ -202,8 +210,8 @@ class HeuristicQueryGenerator(QueryGenerator):
         self, request: PathRequest, rows: dict[str, list[int]], rng: random.Random
     ) -> GeneratedQuery | None:
         path, tables = request.path, request.table_list
-        if not _grounded(path, request.tables):
-            return None  # some hop shares no value: no question can need every table
+        if path.kind is JoinKind.IMPLICIT and not _grounded(path, request.tables):
+            return None  # a join by values alone whose samples share none: no question can need every table
         columns: dict[str, list[str]] = {}
         for table in tables:
             keys = [k for k in (resolve_column(table, c) for c in path.join_columns(table.id)) if k]
@@ -229,7 +237,7 @@ class HeuristicQueryGenerator(QueryGenerator):
             if anchor is None:
                 if k == 0:  # no text to anchor on (all-numeric table): still describe what it holds
                     cols = [p.name for p in ranked[:3]]
-                    wanted = _join([humanize(c) for c in cols])
+                    wanted = _join([_words(table, c) for c in cols])
                     queries.append(GeneratedQuery(f"What are the {wanted} of each {entity}?", {table.id: cols}))
                 break
             column, value, row = anchor
@@ -238,11 +246,13 @@ class HeuristicQueryGenerator(QueryGenerator):
             targets = others[k % max(1, len(others)) :][:2] or others[:2]
             cols = [column, *targets]
             if k % 2 == 1 and numeric and numeric[0] != column:
-                question = f"Which {entity} has the highest {humanize(numeric[0])}, and what is its {humanize(column)}?"
+                highest, what = _words(table, numeric[0]), _words(table, column)
+                question = f"Which {entity} has the highest {highest}, and what is its {what}?"
                 cols = [column, numeric[0], *targets]
             elif targets:
                 question = (
-                    f"{_what([_attribute(entity, t) for t in targets])} of the {_anchor_phrase(entity, column, value)}?"
+                    f"{_what([_attribute(entity, _words(table, t)) for t in targets])} "
+                    f"of the {_anchor_phrase(entity, _words(table, column), value)}?"
                 )
             else:
                 question = f"Which {entity} is {value}?"
@@ -270,13 +280,12 @@ def _descriptive(path: JoinPath, table: Table, columns: dict[str, list[str]], n:
     """Plain names of the chosen non-key columns of ``table``, at most ``n``; never the entity's own name."""
     keys = set(path.join_columns(table.id))
     entity = _entity(table)
-    names = [_attribute(entity, c) for c in columns[table.id] if c not in keys]
+    names = [_attribute(entity, _words(table, c)) for c in columns[table.id] if c not in keys]
     return [name for name in dict.fromkeys(names) if _singular_phrase(name) != entity][:n]
 
 
-def _attribute(entity: str, column: str) -> str:
-    """A column as an attribute of its entity: ``concert_Name`` of a concert is its "name"."""
-    name = humanize(column)
+def _attribute(entity: str, name: str) -> str:
+    """A column's words as an attribute of its entity: "concert name" of a concert is its "name"."""
     return name[len(entity) + 1 :] if name.startswith(entity + " ") else name
 
 
@@ -302,7 +311,11 @@ def _explicit_question(
 ) -> str:
     """Walk the FK chain back from the far table: ``What is the X of the far of the middle for the anchor?``."""
     first, far = tables[0], tables[-1]
-    subject = f"each {_entity(first)}" if anchor is None else f"the {_anchor_phrase(_entity(first), *anchor[:2])}"
+    subject = (
+        f"each {_entity(first)}"
+        if anchor is None
+        else f"the {_anchor_phrase(_entity(first), _words(first, anchor[0]), anchor[1])}"
+    )
     chain = "".join(f" of the {_entity(t)}" for t in tables[1:-1])
     targets = _descriptive(path, far, columns, 2)
     question = (
@@ -320,7 +333,7 @@ def _explicit_question(
 def _implicit_question(path: JoinPath, tables: list[Table], columns: dict[str, list[str]]) -> str:
     """Each table tells one thing about the shared value: name every table's entity and attributes."""
     keys = path.join_columns(tables[0].id)
-    shared = humanize(keys[0]) if keys else "value"
+    shared = _words(tables[0], keys[0]) if keys else "value"
     parts = []
     for table in tables:
         described = _descriptive(path, table, columns, 2)

@@ -26,7 +26,13 @@ from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.references import reference_candidates
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.table_names import TableNames
-from llama_index_pearl.joins.value_overlap import MAX_POSTING, MIN_JACCARD, MIN_SHARED, value_candidates
+from llama_index_pearl.joins.value_overlap import (
+    MAX_POSTING,
+    MIN_JACCARD,
+    MIN_SHARED,
+    key_lookup_candidates,
+    value_candidates,
+)
 from llama_index_pearl.tables.table import Table, normalize_column_name
 
 __all__ = [
@@ -40,6 +46,7 @@ __all__ = [
     "Pairs",
     "Signals",
     "declared_candidates",
+    "key_lookup_candidates",
     "name_candidates",
     "structural_candidates",
     "value_candidates",
@@ -48,7 +55,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MAX_SAME_NAME_KEYS = 20  # a "specific" name that is the key of more tables than this is not specific
-MAX_SAME_NAME_GROUP = 10  # identical non-key names: pair all only in small groups
+MAX_SAME_NAME_GROUP = 10  # tables sharing a bare ID column: compared pairwise only in small groups
 
 
 def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> None:
@@ -64,11 +71,13 @@ def structural_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs) -> No
 
 
 def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, pairs: Pairs) -> None:
-    """Identical specific names inside one source: each joins the group's key, or all join in a small group.
+    """Identical specific names inside one source: each joins the group's key.
 
     The key of a group is the member whose name makes it its table's key (``drivers.driverId``)
-    when there is one; otherwise the members unique in their samples. A column unique in a
-    10-row sample (``driverStandings.driverId``) is no key when a member's name says which is.
+    when there is one; otherwise the members unique in their samples, unless chance explains it
+    (:func:`~llama_index_pearl.joins.scoring.unique_by_chance`). A column unique in a 10-row sample
+    (``driverStandings.driverId``) is no key when a member's name says which is.
+    A group without a key makes no join (``batting.GIDP``, ``teams.W``): a join needs a key.
     """
     # Identical names pair up within a source only: across sources a shared name is no evidence
     # (each database has its own customer_id), and the value index finds the real cross-source links.
@@ -84,18 +93,12 @@ def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, 
         if set(name.split("_")) <= GENERIC_TOKENS:
             continue
         keys = [i for i in members if names.key_worth(i)[1]]
-        keys = keys or [i for i in members if profiles[i].key_like]
-        if keys and len(keys) <= MAX_SAME_NAME_KEYS:
+        keys = keys or [i for i in members if profiles[i].key_like and not scoring.unique_by_chance(profiles[i])]
+        if len(keys) <= MAX_SAME_NAME_KEYS:
             for k in keys:
                 for i in members:
                     if profiles[i].table_id != profiles[k].table_id:
                         pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_key_name", i)
-        elif not keys and len(members) <= MAX_SAME_NAME_GROUP:
-            joinable = [i for i in members if profiles[i].joinable]
-            for a, i in enumerate(joinable):
-                for k in joinable[a + 1 :]:
-                    if profiles[i].table_id != profiles[k].table_id:
-                        pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_name", i)
 
 
 def _bare_key_candidates(profiles: Sequence[ColumnProfile], members: list[int], pairs: Pairs) -> None:
@@ -107,12 +110,11 @@ def _bare_key_candidates(profiles: Sequence[ColumnProfile], members: list[int], 
     for a, i in enumerate(members):
         for k in members[a + 1 :]:
             p, q = profiles[i], profiles[k]
-            if p.table_id == q.table_id or not scoring.improbable_overlap(p, q):
+            if p.table_id == q.table_id or not (p.key_like or q.key_like) or not scoring.improbable_overlap(p, q):
                 continue
             # the parent is the unique side, or the one with more distinct values: it holds every entity
             referencing = k if (p.key_like, p.n_distinct) > (q.key_like, q.n_distinct) else i
-            pattern = "same_key_name" if profiles[i + k - referencing].key_like else "same_name"
-            pairs.setdefault(pair_key(i, k), Signals()).add_pattern(pattern, referencing, named=True)
+            pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_key_name", referencing, named=True)
 
 
 def declared_candidates(tables: Sequence[Table], profiles: Sequence[ColumnProfile], pairs: Pairs) -> int:

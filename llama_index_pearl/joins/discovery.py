@@ -57,9 +57,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.foundations.timing import gc_paused, stage
 from llama_index_pearl.joins import candidates as cand
+from llama_index_pearl.joins.composite import composite_edges
 from llama_index_pearl.joins.edges import (
     CandidateEdge,
     admissible_pairs,
+    group_joins,
     keep_best_parents,
     score_admissible,
     strongest_first,
@@ -78,7 +80,7 @@ logger = logging.getLogger(__name__)
 
 TAU_2H = 1.05
 TAU_3H = 1.3
-PAIRS_PER_HOP = 2  # column pairs kept per hop: a composite key or a second FK between the same tables
+HOP_PAIRS = 2  # column pairs a path shows per hop, a composite key whole: its views and questions name them
 
 
 @dataclass
@@ -108,7 +110,14 @@ def _pair(edge: CandidateEdge, left: str) -> ColumnPair:
 
 
 def _hop(edges: list[CandidateEdge], left: str) -> tuple[ColumnPair, ...]:
-    return tuple(_pair(e, left) for e in edges[:PAIRS_PER_HOP])
+    """The column pairs a path shows between two tables: the strongest join whole, then the next joins'
+    pairs while fewer than ``HOP_PAIRS`` (a second reference: source and destination airports)."""
+    pairs: list[ColumnPair] = []
+    for join in group_joins(edges):
+        if len(pairs) >= HOP_PAIRS:
+            break
+        pairs.extend(_pair(e, left) for e in join)
+    return tuple(pairs)
 
 
 @dataclass
@@ -187,7 +196,7 @@ def _side_column(edge: CandidateEdge, table: str) -> str:
 
 def _path(tables: tuple[str, ...], links: list[_Link], kind: JoinKind) -> JoinPath:
     hops = tuple(_hop(link.edges, tables[i]) for i, link in enumerate(links))
-    signals = sorted({s for link in links for e in link.edges[:PAIRS_PER_HOP] for s in e.signals})
+    signals = sorted({s for link in links for e in link.edges if _side_column(e, e.left_table) for s in e.signals})
     return JoinPath(
         tables=tables,
         hops=hops,
@@ -261,6 +270,7 @@ def discover_join_paths(
                 embed_values(_paired(profiles, admitted), model, show_progress)
         with stage(seconds, "score"):
             edges = keep_best_parents(score_admissible(profiles, admitted))
+            edges = strongest_first(edges + composite_edges(tables, profiles, touching))
         with stage(seconds, "paths"):
             kept_edges, kept_paths = _kept(previous)
             pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
@@ -323,6 +333,7 @@ def _candidate_pairs(
     cand.structural_candidates(profiles, pairs)
     tau_sim = cand.name_candidates(profiles, pairs)
     skipped = cand.value_candidates(profiles, pairs)
+    cand.key_lookup_candidates(profiles, pairs)
     if skipped:
         logger.debug("Value index skipped %d values held by more than %d columns", skipped, cand.MAX_POSTING)
     if touching is not None:

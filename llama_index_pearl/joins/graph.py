@@ -10,26 +10,108 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.edges import CandidateEdge, strongest_first
+from llama_index_pearl.joins.edges import CandidateEdge, group_joins, strongest_first
 from llama_index_pearl.joins.paths import JoinPath
 
 __all__ = [
+    "Join",
     "build_join_graph",
     "edges_from_graph",
     "graph_from_json",
     "graph_to_json",
+    "joins_between",
     "paths_from_graph",
     "read_graphml",
     "write_graphml",
 ]
 
 _LIST_ATTRS = ("column_pairs", "signals", "paths", "edges")
+
+
+@dataclass(frozen=True)
+class Join:
+    """One join between two tables: ``left.columns[i] = right.columns[i]`` for every pair, ANDed.
+
+    A composite key is one join of several pairs; two keys between the same tables are two
+    joins (alternatives), never one.
+
+    Args:
+        left_table: Table on the left of every pair (the referencing side when known).
+        right_table: Table on the right of every pair.
+        column_pairs: ``(left_column, right_column)`` pairs.
+        kind: ``"explicit"`` (a key relation) or ``"implicit"`` (values/semantics only).
+        declared: Backed by a declared foreign key.
+    """
+
+    left_table: str
+    right_table: str
+    column_pairs: tuple[tuple[str, str], ...]
+    kind: str
+    declared: bool
+
+    def reversed(self) -> Join:
+        """The same join read from the other table."""
+        pairs = tuple((r, lc) for lc, r in self.column_pairs)
+        return Join(self.right_table, self.left_table, pairs, self.kind, self.declared)
+
+    def condition(self, name: Callable[[str], str] = str) -> str:
+        """``a.x = b.y AND a.z = b.w``; ``name`` maps a table id to the name SQL uses.
+
+        Args:
+            name: Table id -> the name to write.
+        """
+        left, right = name(self.left_table), name(self.right_table)
+        return " AND ".join(f"{left}.{lc} = {right}.{rc}" for lc, rc in self.column_pairs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "left_table": self.left_table,
+            "right_table": self.right_table,
+            "column_pairs": [list(p) for p in self.column_pairs],
+            "kind": self.kind,
+            "declared": self.declared,
+        }
+
+
+def joins_between(graph: nx.Graph, a: str, b: str) -> list[Join]:
+    """The joins between two tables of a join graph, strongest first, each read from its referencing side.
+
+    Only joins of the edge's own kind: an explicit edge may also carry weaker value-only
+    pairs, which are no alternative to its key. Empty when the tables are not joined.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+        a: One table.
+        b: The other.
+    """
+    if not graph.has_edge(a, b):
+        return []
+    data = graph.edges[a, b]
+    kind = str(data.get("kind", "implicit"))
+    edges = [CandidateEdge.from_dict(e) for e in data.get("edges", [])]
+    if not edges:  # a graph written before edges were stored: each column pair alone
+        edges = [_pair_edge(p, kind, bool(data.get("declared"))) for p in data.get("column_pairs", []) if len(p) == 4]
+    same_kind = [e for e in edges if e.explicit == (kind == "explicit")] or edges
+    joins = []
+    for group in group_joins(strongest_first(same_kind)):
+        left, right = group[0].left_table, group[0].right_table
+        pairs = tuple(
+            (e.left_column, e.right_column) if e.left_table == left else (e.right_column, e.left_column) for e in group
+        )
+        joins.append(Join(left, right, pairs, kind, any(e.declared for e in group)))
+    return joins
+
+
+def _pair_edge(pair: Sequence[str], kind: str, declared: bool) -> CandidateEdge:
+    lt, lc, rt, rc = pair
+    return CandidateEdge(lt, lc, rt, rc, (), None, 0.0, 0.0, 0.0, 0.0, 0.0, kind == "explicit", declared)
 
 
 def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], paths: Sequence[JoinPath]) -> nx.Graph:

@@ -2,12 +2,17 @@
 
 Real schemas name a reference after the entity it points at, decorated:
 
-* a key suffix, split or glued: ``customer_id``, ``CustomerID``, ``Customer Key``, ``emp_no``, ``itemid``;
-* a role prefix: ``gender_concept_id``, ``DeliveryCityID``, ``home_team_api_id``, ``link_to_member``;
+* a key suffix, split or glued: ``customer_id``, ``CustomerID``, ``Customer Key``, ``emp_no``, ``itemid``,
+  ``orderkey``, ``item_sk`` (a warehouse's surrogate key);
+* a role prefix: ``gender_concept_id``, ``DeliveryCityID``, ``home_team_api_id``, ``link_to_member``,
+  ``sold_date_sk``, or a role after the key: ``teamIDwinner``, ``teamIDloser``;
+* the table's own column prefix, which every column of a warehouse table carries: ``l_orderkey`` of
+  ``lineitem``, ``ss_sold_date_sk`` of ``store_sales`` (:func:`column_prefix`);
 * a number: ``home_player_1`` .. ``home_player_11``, ``concept_id_2``, ``atom_id2``;
 * an agent instead of an entity: ``creator_id``, ``LastEditedBy`` (a person or user).
 
-The entity then names a table (singular or plural, ``people`` for ``person``), a table's
+The entity then names a table (singular or plural, ``people`` for ``person``, without a star schema's
+``_dim`` / ``Fact`` role word: ``date`` -> ``date_dim``), a table's
 head word (``topic`` -> ``forum_topics``, ``territory`` -> ``DimSalesTerritory``), a word
 glued into a table's name (``hero`` -> ``superhero``) or an abbreviation of one
 (``cust`` -> ``customers``, ``dept`` -> ``departments``); the referenced column is the
@@ -33,11 +38,16 @@ __all__ = [
     "AGENT_ENTITIES",
     "GENERIC_TOKENS",
     "KEY_TOKENS",
+    "WAREHOUSE_WORDS",
     "NameReference",
+    "abbreviates_in_order",
+    "bare_name",
+    "column_prefix",
     "entity_match",
     "entity_singular",
     "key_name_worth",
     "name_tokens",
+    "names_own_table",
     "parse_reference",
     "singular",
     "table_forms",
@@ -45,7 +55,7 @@ __all__ = [
 ]
 
 # Tokens that mark a column as an identifier rather than an attribute.
-KEY_TOKENS = frozenset({"id", "code", "key", "no", "num", "number", "ref", "uid", "pk", "fk", "nr"})
+KEY_TOKENS = frozenset({"id", "code", "key", "no", "num", "number", "ref", "uid", "pk", "fk", "nr", "sk"})
 # Names made only of these say nothing about *which* entity a column refers to.
 GENERIC_TOKENS = KEY_TOKENS | {
     "name", "type", "date", "year", "age", "description", "details", "detail", "other", "value", "title",
@@ -61,7 +71,12 @@ MEASURE_WORDS = frozenset(
 )
 _IRREGULAR = {"people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child"}
 _AGENT_SUFFIXES = ("er", "or")  # creator, approver, uploader: one who does
-_GLUED_KEYS = ("id",)  # itemid, cgid: only glued "id" is common enough to split
+# itemid, cgid, orderkey, custkey: the key words glued to an entity often enough to split, each with the
+# fewest letters the entity must keep (monkey, turkey, hockey are no keys of a "mon", "tur" or "hoc").
+_GLUED_KEYS = (("id", 3), ("key", 4))
+# date_dim, DimCustomer, FactSales, customer_dimension: a table's role in a star schema, not its entity.
+WAREHOUSE_WORDS = frozenset({"dim", "dimension", "fact", "facts"})
+MAX_ROLE_SUFFIX = 2  # words after a key word that name a role: teamIDwinner, team_id_home_old
 MIN_WORD = 3  # shortest abbreviation, glued remainder or compound part that counts as a word
 SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43; emp, pub, prod are prefixes
 
@@ -75,6 +90,7 @@ GLUED_WORTH = 0.8  # hero_id -> superhero: the entity is glued into one word of 
 AGENT_WORTH = 0.8  # creator_id -> users: a role, no entity named at all
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_ID_THEN_WORD = re.compile(r"(?<=[a-z0-9])ID(?=[a-z])")  # teamIDwinner: "ID" then a word, not "I" + "Dwinner"
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 _NUMBERED = re.compile(r"^([a-z]+?)(\d+)$")
 
@@ -88,7 +104,7 @@ def name_tokens(name: str) -> tuple[str, ...]:
     Returns:
         The lowercase tokens, e.g. ``("customer", "id")``.
     """
-    parts = _NON_ALNUM.split(_CAMEL.sub(" ", str(name)))
+    parts = _NON_ALNUM.split(_CAMEL.sub(" ", _ID_THEN_WORD.sub(" ID ", str(name))))
     return tuple(p.lower() for p in " ".join(parts).split() if p)
 
 
@@ -129,6 +145,67 @@ def table_name_tokens(table_id: str) -> tuple[str, ...]:
     return name_tokens(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
 
 
+def column_prefix(table_id: str, columns: Collection[str]) -> str:
+    """The prefix most of a table's columns share when it abbreviates the table's name, else ``""``.
+
+    Warehouse schemas prefix every column with the table's initials so that names stay unique
+    across a query: ``l_orderkey`` of ``lineitem``, ``ss_item_sk`` of ``store_sales``,
+    ``cd_demo_sk`` of ``customer_demographics``, ``web_site_sk`` of ``web_site``. The prefix is
+    the first word before an underscore, held by more than half of the columns (two at least),
+    and its letters abbreviate the table's name in order, first letter first, without being one
+    of the name's words (``student_course_id`` of ``Student_Enrolment_Courses`` names a student
+    course); what a column
+    refers to is read from the rest of its name (:func:`bare_name`).
+
+    Args:
+        table_id: The table's id.
+        columns: Its column names.
+    """
+    heads: dict[str, int] = {}
+    for column in columns:
+        head, sep, rest = str(column).partition("_")
+        if sep and rest.strip("_") and head.isalpha():
+            heads[head.lower()] = heads.get(head.lower(), 0) + 1
+    if not heads:
+        return ""
+    head, count = max(heads.items(), key=lambda kv: (kv[1], kv[0]))
+    words = table_name_tokens(table_id)
+    glued = "".join(words)
+    if count < 2 or 2 * count <= len(columns) or head in words or not abbreviates_in_order(head, glued):
+        return ""  # a whole word of the name is the entity itself: Student_Enrolment's student_course_id
+    return head + "_"
+
+
+def bare_name(column: str, prefix: str) -> str:
+    """A column's name without its table's column prefix (:func:`column_prefix`): ``l_orderkey`` -> ``orderkey``.
+
+    Args:
+        column: The column's name.
+        prefix: The table's column prefix, lowercase with its underscore (``"l_"``), or ``""``.
+    """
+    text = str(column)
+    if prefix and text.lower().startswith(prefix) and text[len(prefix) :].strip("_"):
+        return text[len(prefix) :]
+    return text
+
+
+def abbreviates_in_order(short: str, word: str) -> bool:
+    """Whether ``short`` starts ``word`` and its other letters follow in order (``cd`` of ``customerdemographics``).
+
+    Args:
+        short: The abbreviation.
+        word: The word or glued words it may abbreviate.
+    """
+    if not short or not word or short[0] != word[0]:
+        return False
+    position = 1
+    for letter in short[1:]:
+        position = word.find(letter, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class NameReference:
     """What a column's name says it refers to.
@@ -139,12 +216,19 @@ class NameReference:
         key: The key suffix (``"id"``, ``"key"``, ``"no"``, ...) or ``None``.
         numbered: A trailing number was dropped (``home_player_1``).
         agent: The name is a role of a person or user (``creator_id``, ``LastEditedBy``).
+        suffix: Role words after the key word (``("winner",)`` for ``teamIDwinner``).
     """
 
     core: tuple[str, ...]
     key: str | None = None
     numbered: bool = False
     agent: bool = False
+    suffix: tuple[str, ...] = ()
+
+    @property
+    def referent(self) -> tuple[str, ...]:
+        """The name without role words after the key: ``teamIDwinner`` refers to a ``teamID``."""
+        return (*self.core, self.key) if self.key and self.key != "by" else self.core
 
     @property
     def marked(self) -> bool:
@@ -157,8 +241,8 @@ class NameReference:
         return self.key is not None or self.numbered or self.agent or bool(LINK_WORDS & set(self.core))
 
     def spans(self) -> list[tuple[tuple[str, ...], float]]:
-        """Candidate entities, longest first: every suffix of the core, a role-prefixed one worth less."""
-        return [(self.core[i:], 1.0 if i == 0 else ROLE_WORTH) for i in range(len(self.core))]
+        """Candidate entities, longest first: every suffix of the core, one with a role worth less."""
+        return [(self.core[i:], 1.0 if i == 0 and not self.suffix else ROLE_WORTH) for i in range(len(self.core))]
 
 
 @lru_cache(maxsize=65536)
@@ -176,13 +260,16 @@ def parse_reference(column: str) -> NameReference:
         numbered = True
         match = _NUMBERED.match(tokens[-1])
         tokens[-1:] = [match.group(1)] if match else []
+    suffix = _role_suffix(tokens) if not numbered else ()
+    if suffix:
+        tokens = tokens[: -len(suffix)]
     key = None
     if tokens and tokens[-1] in KEY_TOKENS:
         key = tokens.pop()
     elif tokens:
-        for glued in _GLUED_KEYS:
+        for glued, least in _GLUED_KEYS:
             word = tokens[-1]
-            if word.endswith(glued) and len(word) - len(glued) >= MIN_WORD:
+            if word.endswith(glued) and len(word) - len(glued) >= least:
                 key, tokens[-1] = glued, word[: -len(glued)]
                 break
     agent = False
@@ -192,7 +279,21 @@ def parse_reference(column: str) -> NameReference:
         agent = True  # creator_id, approver_id: an agent unless a table of that name says otherwise
     if tokens:
         tokens[-1] = entity_singular(tokens[-1])
-    return NameReference(tuple(tokens), key, numbered, agent)
+    return NameReference(tuple(tokens), key, numbered, agent, suffix)
+
+
+def _role_suffix(tokens: list[str]) -> tuple[str, ...]:
+    """Words after an entity's key word that say its role (``team id winner``), else ``()``.
+
+    At most ``MAX_ROLE_SUFFIX`` plain words, none generic: ``code_name`` is a name, not a code's role.
+    """
+    for cut in range(1, MAX_ROLE_SUFFIX + 1):
+        if len(tokens) - cut < 2:
+            break
+        tail = tokens[-cut:]
+        if tokens[-cut - 1] in KEY_TOKENS and all(w.isalpha() and w not in GENERIC_TOKENS for w in tail):
+            return tuple(tail)
+    return ()
 
 
 def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ()) -> dict[tuple[str, ...], float]:
@@ -215,13 +316,42 @@ def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ())
         return {}
     whole = (*tokens[:-1], entity_singular(tokens[-1]))
     forms = {whole: 1.0}
+    entity = _without_warehouse_word(tokens)
+    if entity:
+        forms[(*entity[:-1], entity_singular(entity[-1]))] = 1.0
     if len(whole) > 1 and whole[-1] in KEY_TOKENS:
         forms[whole[:-1]] = 1.0
     for start in range(1, len(whole)):
         head = whole[start:]
+        if set(head) <= WAREHOUSE_WORDS:
+            continue
         if not any(_names_one_of(words, other_entities) for words in (head, *(whole[a:start] for a in range(start)))):
             forms.setdefault(head, HEAD_WORTH)
     return forms
+
+
+def _without_warehouse_word(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """A table's name without a leading or trailing star-schema role word (``date_dim`` -> ``date``), else ``()``."""
+    if len(tokens) > 1 and tokens[-1] in WAREHOUSE_WORDS:
+        return tokens[:-1]
+    if len(tokens) > 1 and tokens[0] in WAREHOUSE_WORDS:
+        return tokens[1:]
+    return ()
+
+
+@lru_cache(maxsize=65536)
+def names_own_table(column: str, table_id: str) -> bool:
+    """Whether a column's name makes it its own table's key (``item_id`` of ``item``, ``catalog_page_id``).
+
+    Such a column identifies its own rows (a surrogate or a business key): values it shares
+    with another table's key are the same format, not a reference (``AAAAAAAABAAAAAAA`` is the
+    first item and the first customer alike).
+
+    Args:
+        column: The column's name without its table's prefix (:func:`bare_name`).
+        table_id: Its table's id.
+    """
+    return key_name_worth(column, table_forms(table_id)) > 0.0 and bool(parse_reference(column).core)
 
 
 def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]]) -> bool:

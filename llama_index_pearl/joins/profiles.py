@@ -26,7 +26,14 @@ from functools import cached_property
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_index_pearl.joins.naming import KEY_TOKENS, name_tokens, singular, table_name_tokens
+from llama_index_pearl.joins.naming import (
+    KEY_TOKENS,
+    bare_name,
+    column_prefix,
+    name_tokens,
+    singular,
+    table_name_tokens,
+)
 from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = [
@@ -43,7 +50,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MAX_CELL_CHARS = 64  # longer cells are prose; truncating keeps hashing cheap and values comparable
-MAX_ROWS = 5000  # rows read per column; distinct ratio and samples are stable well before this
 SAMPLE_SIZE = 256  # bottom-k sample of distinct values
 EMBED_VALUES = 5  # values mean-pooled into the value embedding (paper appendix B.1)
 KEY_RATIO = 0.95  # distinct ratio above which a column counts as key-like
@@ -64,6 +70,12 @@ class ColumnProfile:
         tokens: Normalised name tokens.
         dtype: ``"int"``, ``"float"``, ``"date"``, ``"text"`` or ``"empty"``.
         n_values: Non-empty cells read.
+        n_rows: Cells read, empty ones included (``n_values`` when not given).
+        key_hashes: Every distinct value's crc32, sorted, when the column is a key (``key_like``) whose
+            values the sample does not hold whole; else ``None``. A reference with a few values (three
+            airports of origin) is then checked against the whole key, not a bottom-k sample of it.
+        bare_name: The column's name without its table's column prefix (``orderkey`` of
+            ``l_orderkey``; :func:`~llama_index_pearl.joins.naming.column_prefix`): what names are read from.
         n_distinct: Distinct normalised values among them.
         sample: Bottom-k sample of distinct values: ``{value: crc32}``.
         threshold: Largest hash kept when the sample is truncated, else ``None`` (sample is the full set).
@@ -88,11 +100,27 @@ class ColumnProfile:
     name_vec: np.ndarray | None = field(default=None, repr=False)
     value_vec: np.ndarray | None = field(default=None, repr=False)
     source: str | None = None
+    n_rows: int = -1
+    key_hashes: np.ndarray | None = field(default=None, repr=False)
+    bare_name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n_rows < 0:
+            self.n_rows = self.n_values
+        if not self.bare_name:
+            self.bare_name = self.column
 
     @cached_property
     def value_set(self) -> frozenset[str]:
         """The sampled values as a set (cached: scoring intersects it many times)."""
         return frozenset(self.sample)
+
+    @cached_property
+    def int_sample(self) -> np.ndarray:
+        """The sampled values of an int column as sorted integers (empty for other types)."""
+        if self.dtype != "int":
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.array([int(v) for v in self.sample], dtype=np.int64))
 
     @cached_property
     def shape(self) -> tuple[float, float]:
@@ -112,8 +140,13 @@ class ColumnProfile:
 
     @property
     def key_like(self) -> bool:
-        """Unique values: the referenced side of a foreign key usually is."""
-        return self.joinable and self.distinct_ratio >= KEY_RATIO
+        """Unique and non-null over the rows read: what the referenced side of a foreign key is.
+
+        Both shares are held to ``KEY_RATIO``, so a few duplicated or missing cells (a
+        daylight-saving hour written twice) do not unmake a key, while a mostly empty column
+        whose few values differ (``planes.speed``) is no key.
+        """
+        return self.joinable and self.distinct_ratio >= KEY_RATIO and self.n_values >= KEY_RATIO * self.n_rows
 
     @property
     def joinable(self) -> bool:
@@ -138,8 +171,11 @@ class ColumnProfile:
         return " ".join(self.tokens) or self.column
 
 
-# Cells that CSV exports and databases write for "no value": never a value, so never an overlap.
-NULL_MARKERS = frozenset({"null", "none", "nan", "nat", "n/a", "#n/a", "<na>", "<null>", "\\n", "-", "--"})
+# Cells that CSV exports and databases write for "no value" (R's NA, Excel's #N/A, MySQL's \N, pandas' NaN):
+# never a value, so never an overlap and never a type.
+NULL_MARKERS = frozenset(
+    {"", "na", "n/a", "n.a.", "#n/a", "nan", "nat", "null", "none", "<na>", "<null>", "\\n", "-", "--"}
+)
 _INTEGRAL_FLOAT = re.compile(r"^([+-]?\d+)\.0+$")
 _SPACES = re.compile(r"\s{2,}")
 
@@ -170,14 +206,14 @@ def normal_value(cell: str) -> str:
 
 
 def _infer_type(values: Sequence[str]) -> str:
+    """The type every value fits (null markers are gone by now): one late odd value makes a column text."""
     if not values:
         return "empty"
-    probe = values[:200]
-    if all(v.isascii() and v.isdigit() for v in probe) or all(_INT.match(v) for v in probe):
+    if all(v.isascii() and v.isdigit() for v in values) or all(_INT.match(v) for v in values):
         return "int"
-    if all(_FLOAT.match(v) for v in probe):
+    if all(_FLOAT.match(v) for v in values):
         return "float"
-    if all(_DATE.match(v) for v in probe):
+    if all(_DATE.match(v) for v in values):
         return "date"
     return "text"
 
@@ -223,6 +259,7 @@ def profile_column(
     sample_size: int = SAMPLE_SIZE,
     source: str | None = None,
     declared: str = "empty",
+    prefix: str = "",
 ) -> ColumnProfile:
     """Profile one column from its cells.
 
@@ -234,13 +271,15 @@ def profile_column(
         source: Provenance of the owning table.
         declared: The type the source declares (:func:`declared_type`), used when no cell
             has a value (a header-only table, a column empty in the sample).
+        prefix: The table's column prefix (:func:`~llama_index_pearl.joins.naming.column_prefix`).
 
     Returns:
         The column's :class:`ColumnProfile` (embeddings not yet set).
     """
     # Inline fast path (this loop sees every cell of the corpus); the cells that may change
     # in normal form (long, with a point, two spaces, a null marker) go through normal_value.
-    lowered = [(c if type(c) is str else cell_text(c)).strip().lower() for c in cells[:MAX_ROWS]]
+    # Every row read counts: a prefix of a column sorted by its key covers one end of its values.
+    lowered = [(c if type(c) is str else cell_text(c)).strip().lower() for c in cells]
     values = [
         v if len(v) <= MAX_CELL_CHARS and "." not in v and "  " not in v and v not in NULL_MARKERS else normal_value(v)
         for v in lowered
@@ -250,7 +289,10 @@ def profile_column(
     distinct = dict.fromkeys(values)  # insertion order = first appearance, deterministic
     hashed = {v: zlib.crc32(v.encode("utf-8", "replace")) for v in distinct}
     threshold: int | None = None
+    key_hashes = None
     if len(hashed) > sample_size:
+        if len(distinct) >= KEY_RATIO * len(values) and len(values) >= KEY_RATIO * len(lowered):
+            key_hashes = np.unique(np.fromiter(hashed.values(), dtype=np.int64, count=len(hashed)))
         kept = sorted(hashed.items(), key=lambda kv: kv[1])[:sample_size]
         hashed = dict(kept)
         threshold = kept[-1][1]
@@ -264,15 +306,18 @@ def profile_column(
     return ColumnProfile(
         table_id=table_id,
         column=column,
-        tokens=name_tokens(column),
+        tokens=name_tokens(bare_name(column, prefix)),
         dtype=dtype,
         n_values=len(values),
+        n_rows=len(lowered),
         n_distinct=len(distinct),
         sample=hashed,
         threshold=threshold,
         examples=list(distinct)[:EMBED_VALUES],
         int_range=int_range,
         source=source,
+        key_hashes=key_hashes,
+        bare_name=bare_name(column, prefix),
     )
 
 
@@ -288,11 +333,17 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
     """
     profiles: list[ColumnProfile] = []
     for table in tables:
-        frame = table.df if len(table.df) <= MAX_ROWS else table.df.iloc[:MAX_ROWS]
+        frame = table.df
         # One conversion per table: per-column Series access costs more than the profiling itself.
         cells_of = frame.to_numpy(dtype=object).T.tolist() if len(frame) else [[] for _ in table.columns]
+        prefix = column_prefix(table.id, table.columns)
         for column, cells, dtype in zip(table.columns, cells_of, frame.dtypes, strict=True):
-            profiles.append(profile_column(table.id, column, cells, sample_size, table.source, declared_type(dtype)))
+            try:
+                declared = declared_type(dtype)
+                profile = profile_column(table.id, column, cells, sample_size, table.source, declared, prefix)
+            except Exception as exc:  # a cell no rule foresaw: say where, rather than fail the whole build blindly
+                raise ValueError(f"Cannot profile column {column!r} of table {table.id!r}: {exc}") from exc
+            profiles.append(profile)
     return profiles
 
 

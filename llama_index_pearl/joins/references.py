@@ -48,8 +48,8 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
     """
     names = names or TableNames(profiles)
     for i, p in enumerate(profiles):
-        ref = parse_reference(p.column)
-        own = naming.key_name_worth(p.column, names.forms[p.table_id], names.others[p.table_id])
+        ref = parse_reference(p.bare_name)
+        own = naming.key_name_worth(p.bare_name, names.forms[p.table_id], names.others[p.table_id])
         if not ref.core or own > 0.0 or ref.core in names.forms[p.table_id]:
             continue  # a bare key word, its own table's key, or about its own entity (dokur.dokur_no_4)
         found = _resolve(p, ref, names)
@@ -69,10 +69,10 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
         for target, evidence, key_by_name, role, extends in found:
             # a number marks a reference as a key word does: home_player_1 .. home_player_11
             marked = ref.key is not None or ref.numbered
-            pattern = "fk_name" if marked or _repeats(ref, profiles[target].column) else "fk_table"
+            pattern = "fk_name" if marked or _repeats(ref, profiles[target].bare_name) else "fk_table"
             # without a key word on either side, a name is an attribute (ProductReview.EmailAddress
             # holds addresses): values must say it refers to EmailAddress.EmailAddress
-            keyword = ref.key is not None or parse_reference(profiles[target].column).key is not None
+            keyword = ref.key is not None or parse_reference(profiles[target].bare_name).key is not None
             # An unmarked name (no key word, number, agent or link word) with a role word dropped is an
             # attribute (home_score) unless values meet beyond chance (SourceAirport in AirportCode).
             stands = ref.marked or not role or _meets(p, profiles[target])
@@ -122,7 +122,7 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Re
     found = []
     for table_id, (worth, strict, role) in (home or matches).items():
         target = _target(p, ref, table_id, names, strict)
-        if target is None or (role and not _same_key_word(ref, names.profiles[target[0]].column)):
+        if target is None or (role and not _same_key_word(ref, names.profiles[target[0]].bare_name)):
             continue  # a role-prefixed ID is no Key: "WWI Purchase Order ID" is a business id, not Order Key
         column, column_worth, by_name = target
         # the key of an extended table is one by position: the sample said nothing against it
@@ -149,6 +149,9 @@ def _name_matches(p: ColumnProfile, ref: NameReference, names: TableNames) -> Ma
         # a key named after the entity names a table its own name does not: home_team_api_id -> Team.team_api_id
         for table_id, key_worth in names.key_cores.get((p.source, span), ()):
             matches.setdefault(table_id, (span_worth * key_worth, span, span_worth < 1.0))
+        if loose and len(span) == 1:  # ss_addr_sk -> customer_address.ca_address_sk, cdemo -> cd_demo_sk
+            for table_id in names.keys_abbreviated(p.source, span[0]):
+                matches.setdefault(table_id, (span_worth * naming.ABBREVIATION_WORTH, None, span_worth < 1.0))
     return matches
 
 
@@ -187,13 +190,13 @@ def _target(
     for c in names.columns[table_id]:
         q = names.profiles[c]
         worth, by_name = names.key_worth(c)
-        if worth == 0.0 and q.tokens == p.tokens:
-            worth = 1.0  # the same name, not a key: scoring weakens it (NOT_KEY_FACTOR) and values must agree
+        if worth == 0.0 and q.tokens == p.tokens and not q.joinable:
+            worth = 1.0  # the same name and no rows to say it is no key: the extended table's key by position
         if worth == 0.0 or not names.compatible(p, ref, q):
             continue
-        if strict is not None and parse_reference(q.column).core != strict:
+        if strict is not None and strict not in {parse_reference(q.bare_name).core, parse_reference(q.column).core}:
             continue
-        if by_name and (q.tokens == p.tokens or _repeats(ref, q.column)):
+        if by_name and (q.tokens == p.tokens or _repeats(ref, q.bare_name)):
             worth = 1.0
         looks = (bool(p.value_set & q.value_set), scoring.shapes_agree(p, q))
         if best is None or (*looks, worth) > best[:3]:

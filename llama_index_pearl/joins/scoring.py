@@ -8,8 +8,9 @@ so every weight below can be checked by a unit test without a model.
   the key column is far larger (Jaccard alone would miss that).
 * ``S_sem = (cos(name vectors) + cos(value vectors)) / 2``, clipped at 0.
 * ``S_str`` is the strength of the best structural anchor (see
-  :data:`PATTERN_STRENGTH`) times 0.6 when the referenced side is not key-like,
-  and 0 when the two columns' types cannot join (an int never joins prose).
+  :data:`PATTERN_STRENGTH`), and 0 when the referenced side is no key (a join needs a key
+  on one side: two same-named statistics columns are no join however their values overlap)
+  or the two columns' types cannot join (an int never joins prose).
 * ``f = S_str + S_ovlp`` for explicit edges, ``S_sem + S_ovlp`` for implicit ones.
 * Overlap between values drawn from a small universe (two 1..n surrogate keys,
   two age columns, two yes/no flags) is what chance gives, not shared entities:
@@ -48,6 +49,7 @@ __all__ = [
     "shapes_agree",
     "structural_score",
     "types_compatible",
+    "unique_by_chance",
     "value_overlap",
 ]
 
@@ -57,10 +59,9 @@ PATTERN_STRENGTH: dict[str, float] = {
     "fk_name": 1.0,  # customer_id -> customer.id / customer.customer_id
     "same_key_name": 0.9,  # identical specific name, one side unique
     "fk_table": 0.8,  # continent -> continents.<its key>
-    "same_name": 0.6,  # identical specific name, neither side unique
     "inclusion": 0.6,  # values of one column inside a unique column: a data-level FK
+    "composite_key": 1.0,  # every column of a key of several columns, by name (joins.composite)
 }
-NOT_KEY_FACTOR = 0.6  # a reference to a non-unique column is a weaker anchor
 # S_str from which a sole in-source name reference is an edge without value overlap (edges.CandidateEdge.named).
 # Explicit table-pair F1 with provenance at NAME_ALONE 0.7 / 0.75 / 0.8 / 0.85 / 0.9 / 1.0 / never:
 # real_schemas 0.825 / 0.826 / 0.826 / 0.774 / 0.774 / 0.620 / 0; spider with 10 random rows 0.947 / 0.938 /
@@ -84,6 +85,7 @@ CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
 # SHAPE_DIGITS digits apart (1-3 equal on every dev set; 505942 of home_player_1 is no 1..10 Player.id).
 SHAPE_RATIO = 1.5
 SHAPE_DIGITS = 2
+DENSE_COVER = 0.5  # a key holding half the integers of a range takes in any column there by chance
 CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
 
@@ -114,6 +116,7 @@ def value_overlap(a: ColumnProfile, b: ColumnProfile) -> tuple[float, float, flo
 
     Both samples are cut to the hash range both of them cover completely, which
     makes the estimate unbiased for the full sets (exact when neither sample was truncated).
+    A sample held whole against a key known whole (``key_hashes``) is compared exactly.
 
     Args:
         a: One column.
@@ -122,6 +125,9 @@ def value_overlap(a: ColumnProfile, b: ColumnProfile) -> tuple[float, float, flo
     Returns:
         ``(jaccard, containment of a in b, containment of b in a, shared values in the common range)``.
     """
+    exact = _exact_overlap(a, b) if (a.threshold is None) != (b.threshold is None) else None
+    if exact is not None:
+        return exact
     limits = [t for t in (a.threshold, b.threshold) if t is not None]
     if limits:
         cut = min(limits)
@@ -134,6 +140,19 @@ def value_overlap(a: ColumnProfile, b: ColumnProfile) -> tuple[float, float, flo
     shared = len(sa & sb)
     union = len(sa) + len(sb) - shared
     return shared / union, shared / len(sa), shared / len(sb), shared
+
+
+def _exact_overlap(a: ColumnProfile, b: ColumnProfile) -> tuple[float, float, float, int] | None:
+    """The overlap of a column held whole with a key known whole, else ``None``."""
+    whole, key = (a, b) if a.threshold is None else (b, a)
+    if key.key_hashes is None or not whole.sample:
+        return None
+    ours = np.fromiter(whole.sample.values(), dtype=np.int64, count=len(whole.sample))
+    shared = int(np.isin(ours, key.key_hashes, assume_unique=True).sum())
+    union = whole.n_distinct + key.n_distinct - shared
+    inside_key, inside_whole = shared / whole.n_distinct, shared / key.n_distinct
+    c_ab, c_ba = (inside_key, inside_whole) if whole is a else (inside_whole, inside_key)
+    return shared / union, c_ab, c_ba, shared
 
 
 def overlap_score(jaccard: float, containment: float) -> float:
@@ -165,8 +184,10 @@ def semantic_score(a: ColumnProfile, b: ColumnProfile) -> float:
 def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: float, shared: int) -> int:
     """Which side is a data-level foreign key into the other's unique values.
 
-    A dense 1..n integer key never anchors by values alone: every small-integer
-    column of the corpus (counts, ranks, other surrogate keys) falls inside it.
+    A dense 1..n integer column never anchors by values alone, on either side: every
+    small-integer column of the corpus (counts, ranks, other surrogate keys) falls inside
+    a 1..n key, and a 1..7 line number falls inside any key that counts from 1. Nor does an
+    integer column inside a key that holds most integers of its range (:func:`dense_cover`).
 
     Args:
         a: One column.
@@ -178,13 +199,53 @@ def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: floa
     Returns:
         ``1`` when ``a`` references ``b``, ``-1`` when ``b`` references ``a``, ``0`` when neither.
     """
-    if shared < INCLUSION_MIN_SHARED or not types_compatible(a, b):
+    if shared < INCLUSION_MIN_SHARED or not types_compatible(a, b) or a.sequential or b.sequential:
         return 0
-    if b.key_like and not b.sequential and c_ab >= INCLUSION_MIN_CONTAINMENT and a.n_distinct >= INCLUSION_MIN_SHARED:
+    if dense_cover(a, b) or dense_cover(b, a):
+        return 0
+    if b.key_like and c_ab >= INCLUSION_MIN_CONTAINMENT and a.n_distinct >= INCLUSION_MIN_SHARED:
         return 1
-    if a.key_like and not a.sequential and c_ba >= INCLUSION_MIN_CONTAINMENT and b.n_distinct >= INCLUSION_MIN_SHARED:
+    if a.key_like and c_ba >= INCLUSION_MIN_CONTAINMENT and b.n_distinct >= INCLUSION_MIN_SHARED:
         return -1
     return 0
+
+
+def dense_cover(child: ColumnProfile, key: ColumnProfile) -> bool:
+    """Whether an integer key holds most integers of the child's range, so that any values there fall inside it.
+
+    At-bats between 211 and 5,781 sit inside a people table's row ids that run densely from 1 to
+    10,000 whatever they count. The key's density over the child's range is estimated from its
+    bottom-k sample (an unbiased sample of its values); above ``DENSE_COVER`` chance explains
+    containment.
+
+    Args:
+        child: The column whose values fall inside.
+        key: The key they fall inside.
+    """
+    if child.int_range is None or key.int_range is None or not len(key.int_sample):
+        return False
+    low, high = child.int_range
+    inside = np.searchsorted(key.int_sample, high, "right") - np.searchsorted(key.int_sample, low, "left")
+    # one sampled value more than seen: a narrow range that the sample happens to miss is not thereby sparse
+    density = (inside + 1) / len(key.int_sample) * key.n_distinct / (high - low + 1)
+    return bool(density >= DENSE_COVER)
+
+
+def unique_by_chance(p: ColumnProfile) -> bool:
+    """Whether an integer column's unique values say nothing: few values spread thinly over their range.
+
+    ``n`` values drawn at random from a range of ``span`` integers collide about
+    ``n (n - 1) / (2 span)`` times (the birthday bound); under one expected collision, seeing
+    none is what chance gives. Ten student ids between 1025 and 1934 are unique whatever the
+    table; 2,000 ids between 1 and 2,000 are unique because they are a key.
+
+    Args:
+        p: A column's profile.
+    """
+    if p.int_range is None:
+        return False
+    span = p.int_range[1] - p.int_range[0] + 1
+    return p.n_distinct * (p.n_distinct - 1) / (2 * span) < 1.0
 
 
 def structural_score(
@@ -198,12 +259,11 @@ def structural_score(
         compatible: Whether the two column types can join.
         key: Whether the referenced side is a key; ``None``: its sample says (``key_like``).
     """
-    if pattern is None or (not compatible and pattern != "declared"):
+    if pattern is None or (
+        pattern != "declared" and not (compatible and (referenced.key_like if key is None else key))
+    ):
         return 0.0
-    strength = PATTERN_STRENGTH[pattern]
-    if pattern != "declared" and not (referenced.key_like if key is None else key):
-        strength *= NOT_KEY_FACTOR
-    return strength
+    return PATTERN_STRENGTH[pattern]
 
 
 def explicit_score(s_str: float, s_ovlp: float) -> float:

@@ -44,6 +44,7 @@ class TableNames:
     families: dict[tuple, set[str]] = field(default_factory=lambda: defaultdict(set))
     named_alike: dict[tuple, list[int]] = field(default_factory=lambda: defaultdict(list))
     key_cores: dict[tuple, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
+    loose_key_cores: dict[tuple, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     spread: dict[tuple[str | None, str], int] = field(default_factory=lambda: defaultdict(int))
     _key_worth: dict[int, tuple[float, bool]] = field(default_factory=dict)
     _keys_named: dict[tuple, set[str]] = field(default_factory=dict)
@@ -70,10 +71,16 @@ class TableNames:
         self.extends = _extensions(self.columns, self.source)
         for i, p in enumerate(self.profiles):
             self.named_alike[(p.source, p.tokens)].append(i)
-            ref = parse_reference(p.column)
-            worth, by_name = self.key_worth(i)
-            if ref.core and by_name:
-                self.key_cores[(p.source, ref.core)].append((p.table_id, worth))
+            ref = parse_reference(p.bare_name)
+            worth, _ = self.key_worth(i)
+            # a prefix that abbreviates the table names its entity too: departments.dept_no is a "dept" key
+            for core in {ref.core, parse_reference(p.column).core} if self.names_key(i) else ():
+                if core:
+                    self.key_cores[(p.source, core)].append((p.table_id, worth))
+                if len(core) == 1 and len(core[0]) > naming.MIN_WORD:
+                    # abbreviations drop much of the word: addr of address, cust of customer; make is no maker
+                    for n in range(naming.MIN_WORD, int(naming.SKELETON_SHARE * len(core[0])) + 1):
+                        self.loose_key_cores[(p.source, core[0][:n])].append((p.table_id, core[0]))
             if ref.numbered and p.n_values:
                 self.families[(p.table_id, ref.core[-1:], ref.key)].add(p.dtype)
         for table_id, cols in self.columns.items():
@@ -95,15 +102,35 @@ class TableNames:
             p = self.profiles[i]
             worth, by_name = 0.0, False
             if not p.joinable or p.key_like:
-                worth = naming.key_name_worth(p.column, self.forms[p.table_id], self.others[p.table_id])
+                worth = naming.key_name_worth(p.bare_name, self.forms[p.table_id], self.others[p.table_id])
                 by_name = worth > 0.0
                 if p.key_like and p.has_key_token:
                     worth = 1.0
             self._key_worth[i] = (worth, by_name)
         return self._key_worth[i]
 
+    def names_key(self, i: int) -> bool:
+        """Whether column ``i`` is its table's key by name, or a prefixed table's first column, unique, named as a key.
+
+        Warehouse tables whose columns carry the table's prefix lead with their surrogate key:
+        ``customer_demographics.cd_demo_sk`` is where a ``demo`` reference leads, whatever entity
+        ``demo`` names. A column unique only in a sample (``cs_sold_time_sk`` of a fact table, the
+        first column of a 10-row ``Likes``) is not.
+
+        Args:
+            i: Profile index of the column.
+        """
+        worth, by_name = self.key_worth(i)
+        p = self.profiles[i]
+        leading = (
+            i == self.columns[p.table_id][0]
+            and p.bare_name != p.column
+            and parse_reference(p.bare_name).key is not None
+        )
+        return worth > 0.0 and (by_name or leading)
+
     def keys_named(self, source: str | None, tokens: tuple[str, ...]) -> set[str]:
-        """Tables of ``source`` whose column named ``tokens`` is a key (by name or by sample).
+        """Tables of ``source`` whose column named ``tokens`` is their key (:meth:`names_key`).
 
         Args:
             source: Provenance.
@@ -111,7 +138,7 @@ class TableNames:
         """
         if (source, tokens) not in self._keys_named:
             alike = self.named_alike.get((source, tokens), ())
-            self._keys_named[(source, tokens)] = {self.profiles[c].table_id for c in alike if self.key_worth(c)[0] > 0}
+            self._keys_named[(source, tokens)] = {self.profiles[c].table_id for c in alike if self.names_key(c)}
         return self._keys_named[(source, tokens)]
 
     def compatible(self, p: ColumnProfile, ref: NameReference, q: ColumnProfile) -> bool:
@@ -128,6 +155,25 @@ class TableNames:
             return False
         family = self.families.get((p.table_id, ref.core[-1:], ref.key), ()) if ref.numbered and not p.n_values else ()
         return all(scoring.types_compatible(replace(p, dtype=dtype), q) for dtype in family)
+
+    def keys_abbreviated(self, source: str | None, word: str) -> set[str]:
+        """Tables whose key is named after an entity that ``word`` abbreviates.
+
+        ``addr`` of ``customer_address.ca_address_sk`` (a prefix of 3+ letters), and ``cdemo`` of
+        ``customer_demographics.cd_demo_sk``: the entity after initials of the table's other words.
+
+        Args:
+            source: Provenance of the referencing column.
+            word: The reference's entity, one word.
+        """
+        found = {t for t, _ in self.loose_key_cores.get((source, word), ())}
+        for cut in range(1, len(word) - naming.MIN_WORD + 1):
+            initials, entity = word[:cut], word[cut:]
+            for table_id, _ in self.key_cores.get((source, (entity,)), ()):
+                rest = "".join(w for w in naming.table_name_tokens(table_id) if not w.startswith(entity))
+                if rest and naming.abbreviates_in_order(initials, rest):
+                    found.add(table_id)
+        return found
 
     def tables_named(self, span: tuple[str, ...], loose: bool) -> set[str]:
         """Tables with ``span`` among their forms; with ``loose``, also those it may abbreviate or end.

@@ -26,7 +26,7 @@ import numpy as np
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals
 
-__all__ = ["MAX_POSTING", "MIN_JACCARD", "MIN_SHARED", "SIBLING_POSTING", "value_candidates"]
+__all__ = ["MAX_POSTING", "MIN_JACCARD", "MIN_SHARED", "SIBLING_POSTING", "key_lookup_candidates", "value_candidates"]
 
 MAX_POSTING = 64  # values in more columns than this ('1', 'yes', 'usa') are skipped in the value index
 SIBLING_POSTING = 16  # longer posting lists pair their columns with its key-like columns only
@@ -139,3 +139,42 @@ def _star_pairs(members: np.ndarray, is_key: np.ndarray) -> tuple[np.ndarray, np
     once = ~is_key[group] | (other > position[:, None])
     keys = np.broadcast_to(members[group, position][:, None], once.shape)
     return keys[once], members[group][once]
+
+
+def key_lookup_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_posting: int = MAX_POSTING) -> None:
+    """Pairs of a column held whole in its sample with a larger key that holds most of its values.
+
+    The bottom-k sample of a 1,458-value key keeps a sixth of it, so three airports of origin
+    share a value with it by luck only; a key's ``key_hashes`` hold all of it. Every value of
+    every column held whole is looked up there, and a pair is kept when the key holds
+    ``MIN_SHARED`` of the column's values and at least half of them (scoring decides the rest).
+
+    Args:
+        profiles: All column profiles.
+        pairs: Accumulator, updated in place.
+        max_posting: Values held by more keys than this say nothing and are skipped.
+    """
+    keys = [i for i, p in enumerate(profiles) if p.key_hashes is not None]
+    if not keys:
+        return
+    key_hash = np.concatenate([profiles[i].key_hashes for i in keys])
+    key_col = np.concatenate([np.full(len(profiles[i].key_hashes), i, dtype=np.int64) for i in keys])
+    order = np.argsort(key_hash, kind="stable")
+    key_hash, key_col = key_hash[order], key_col[order]
+    held = [i for i, p in enumerate(profiles) if p.threshold is None and p.joinable and p.dtype in ("int", "text")]
+    if not held:
+        return
+    query = np.concatenate([np.fromiter(profiles[i].sample.values(), dtype=np.int64) for i in held])
+    query_col = np.concatenate([np.full(len(profiles[i].sample), i, dtype=np.int64) for i in held])
+    left, right = np.searchsorted(key_hash, query, "left"), np.searchsorted(key_hash, query, "right")
+    hits = right - left
+    use = (hits > 0) & (hits <= max_posting)
+    starts, counts, columns = left[use], hits[use], query_col[use]
+    positions = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    a, b = np.repeat(columns, counts), key_col[positions]
+    n = len(profiles)
+    code, shared = np.unique(a * n + b, return_counts=True)
+    for (i, j), k in zip(np.column_stack(np.divmod(code, n)).tolist(), shared.tolist(), strict=True):
+        p, q = profiles[i], profiles[j]
+        if p.table_id != q.table_id and k >= MIN_SHARED and k >= 0.5 * p.n_distinct:
+            pairs.setdefault((min(i, j), max(i, j)), Signals()).sources.add("V")

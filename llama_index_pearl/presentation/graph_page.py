@@ -22,6 +22,7 @@ from typing import Any
 import networkx as nx
 
 from llama_index_pearl.joins import JoinPath
+from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.tables.table import Table
 
 __all__ = [
@@ -56,14 +57,15 @@ def _node(table: Table, sample_rows: int) -> dict[str, Any]:
     }
 
 
-def _edge(left: str, right: str, data: dict[str, Any]) -> dict[str, Any]:
-    pairs = [p for p in data.get("column_pairs", []) if len(p) == 4]
-    lt, lc, rt, rc = pairs[0] if pairs else (left, "?", right, "?")
+def _edge(graph: nx.Graph, left: str, right: str, data: dict[str, Any]) -> dict[str, Any]:
+    joins = joins_between(graph, left, right)
+    lt, rt = (joins[0].left_table, joins[0].right_table) if joins else (left, right)
+    label = " AND ".join(f"{lc} = {rc}" for lc, rc in joins[0].column_pairs) if joins else "?"
     return {
         "source": lt,
         "target": rt,
-        "label": f"{lc} = {rc}",
-        "pairs": [f"{a}.{b} = {c}.{d}" for a, b, c, d in pairs],
+        "label": label,
+        "pairs": [j.condition() for j in joins],
         "kind": str(data.get("kind", "implicit")),
         "declared": bool(data.get("declared", False)),
         "selected": bool(data.get("selected", False)),
@@ -88,7 +90,7 @@ def graph_page_data(
         raise ValueError(f"The join graph names tables that are not given: {', '.join(map(str, missing[:5]))}")
     return {
         "nodes": [_node(by_id[n], sample_rows) for n in sorted(graph.nodes)],
-        "edges": [_edge(u, v, d) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))],
+        "edges": [_edge(graph, u, v, d) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))],
         "paths": [{"tables": list(p.tables), "kind": p.kind.value, "score": p.score} for p in paths],
     }
 

@@ -1,11 +1,12 @@
 """Join hints: how the tables of one retrieval result join each other, read off the join graph.
 
-For the returned tables, hints give the column pairs that join them, each join
-once: directly (an edge of the join graph), or through one intermediate table
-(two edges; named in ``via``) for a pair no other hint connects, and
-whether each join is declared (SQL foreign key), explicit (schema-level) or
-implicit (values/semantics only). Pure functions over a networkx graph built by
-:func:`llama_index_pearl.joins.build_join_graph`; no retrieval state.
+For the returned tables, hints give the joins that connect them, each once:
+directly (an edge of the join graph, with the other joins between the same two
+tables as alternatives), or through one intermediate table (two edges; named in
+``via``) for a pair no other hint connects, and whether each join is declared (SQL
+foreign key), explicit (a key relation) or implicit (values/semantics only). A
+composite key is one join of all its column pairs. Pure functions over a networkx
+graph built by :func:`llama_index_pearl.joins.build_join_graph`; no retrieval state.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -19,84 +20,55 @@ from typing import Any
 
 import networkx as nx
 
-__all__ = ["JoinHint", "JoinHop", "compute_join_hints", "format_join_hints", "hints_for_table"]
+from llama_index_pearl.joins.graph import Join, joins_between
 
-MAX_PAIRS_PER_HOP = 2  # a composite key, or a second foreign key between the same tables
+__all__ = ["Join", "JoinHint", "compute_join_hints", "format_join_hints", "hints_for_table"]
 
 
-@dataclass(frozen=True)
-class JoinHop:
-    """One join between two tables: ``left.columns[i] = right.columns[i]`` for each pair.
-
-    Args:
-        left_table: Table on the left of every pair.
-        right_table: Table on the right of every pair.
-        column_pairs: ``(left_column, right_column)`` pairs, strongest first.
-        kind: ``"explicit"`` (schema-level) or ``"implicit"`` (values/semantics only).
-        declared: Backed by a declared foreign key.
-    """
-
-    left_table: str
-    right_table: str
-    column_pairs: tuple[tuple[str, str], ...]
-    kind: str
-    declared: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "left_table": self.left_table,
-            "right_table": self.right_table,
-            "column_pairs": [list(p) for p in self.column_pairs],
-            "kind": self.kind,
-            "declared": self.declared,
-        }
-
-    def text(self) -> str:
-        """``concert.stadium_id = stadium.stadium_id (explicit)``."""
-        label = f"{self.kind}, declared" if self.declared else self.kind
-        condition = " AND ".join(f"{self.left_table}.{lc} = {self.right_table}.{rc}" for lc, rc in self.column_pairs)
-        return f"{condition} ({label})"
+def _text(join: Join) -> str:
+    """``concert.stadium_id = stadium.stadium_id (explicit)``."""
+    label = f"{join.kind}, declared" if join.declared else join.kind
+    return f"{join.condition()} ({label})"
 
 
 @dataclass(frozen=True)
 class JoinHint:
-    """How two retrieved tables join: one hop, or two hops through ``via``.
+    """How two retrieved tables join: one join, or two joins through ``via``.
 
     Args:
         tables: The two retrieved tables, in result order.
-        hops: The joins between the two tables: one hop, written foreign key side
-            first when known, or two hops chained ``tables[0]`` -> ``via`` -> ``tables[1]``.
+        hops: The joins between the two tables: one join, written foreign key side first
+            when known, or two joins chained ``tables[0]`` -> ``via`` -> ``tables[1]``. A join
+            of a composite key carries all its column pairs.
         via: The intermediate table of a two-hop hint, else ``None``.
+        alternatives: Other joins between the same two tables (a second key, or a second
+            reference: ``teamIDwinner`` and ``teamIDloser``); each is a join on its own, never
+            ANDed with the first.
     """
 
     tables: tuple[str, str]
-    hops: tuple[JoinHop, ...]
+    hops: tuple[Join, ...]
     via: str | None = None
+    alternatives: tuple[Join, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tables": list(self.tables), "via": self.via, "hops": [h.to_dict() for h in self.hops]}
+        return {
+            "tables": list(self.tables),
+            "via": self.via,
+            "hops": [h.to_dict() for h in self.hops],
+            "alternatives": [a.to_dict() for a in self.alternatives],
+        }
 
     def text(self) -> str:
-        """``JOIN a.x = m.x (explicit) JOIN m.y = b.y (implicit) [via m]``."""
-        line = " ".join(f"JOIN {hop.text()}" for hop in self.hops)
-        return f"{line} [via {self.via}]" if self.via else line
+        """``JOIN a.x = m.x (explicit) JOIN m.y = b.y (implicit) [via m]``, alternatives after ``; or``."""
+        line = " ".join(f"JOIN {_text(hop)}" for hop in self.hops)
+        line = f"{line} [via {self.via}]" if self.via else line
+        return "; or ".join([line, *(f"JOIN {_text(a)}" for a in self.alternatives)])
 
 
-def _hop(graph: nx.Graph, left: str, right: str) -> JoinHop:
-    data = graph.edges[left, right]
-    kind = str(data.get("kind", "implicit"))
-    pairs = [p for p in data.get("column_pairs", []) if len(p) == 4]
-    # Prefer the pairs of the edge's own kind: an explicit edge may also carry weaker value-only pairs.
-    by_kind = {
-        (e["left_table"], e["left_column"], e["right_table"], e["right_column"]): e for e in data.get("edges", [])
-    }
-    same_kind = [
-        p for p in pairs if by_kind.get(tuple(p), {}).get("explicit", kind == "explicit") == (kind == "explicit")
-    ]
-    oriented = []
-    for lt, lc, rt, rc in (same_kind or pairs)[:MAX_PAIRS_PER_HOP]:
-        oriented.append((lc, rc) if (lt, rt) == (left, right) else (rc, lc))
-    return JoinHop(left, right, tuple(oriented), kind, bool(data.get("declared", False)))
+def _oriented(graph: nx.Graph, left: str, right: str) -> list[Join]:
+    """The joins between two tables, each read from ``left`` to ``right``."""
+    return [j if j.left_table == left else j.reversed() for j in joins_between(graph, left, right)]
 
 
 def _via(graph: nx.Graph, a: str, b: str) -> str | None:
@@ -107,12 +79,6 @@ def _via(graph: nx.Graph, a: str, b: str) -> str | None:
         if best is None or strength > best[0]:
             best = (strength, middle)
     return best[1] if best else None
-
-
-def _referencing_first(graph: nx.Graph, a: str, b: str) -> tuple[str, str]:
-    """A direct join reads best foreign key first (``concert.stadium_id = stadium.stadium_id``)."""
-    pairs = graph.edges[a, b].get("column_pairs") or [[a, "", b, ""]]
-    return (a, b) if pairs[0][0] == a else (b, a)
 
 
 def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHint]:
@@ -134,12 +100,14 @@ def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHi
     connected = nx.utils.UnionFind(present)
     hints = []
     for a, b in combinations(present, 2):
-        if graph.has_edge(a, b):
-            hints.append(JoinHint((a, b), (_hop(graph, *_referencing_first(graph, a, b)),)))
+        joins = joins_between(graph, a, b)  # each read foreign key first: concert.stadium_id = stadium.stadium_id
+        if joins:
+            hints.append(JoinHint((a, b), (joins[0],), alternatives=tuple(joins[1:])))
             connected.union(a, b)
     for a, b in combinations(present, 2):
         if connected[a] != connected[b] and (middle := _via(graph, a, b)) is not None:
-            hints.append(JoinHint((a, b), (_hop(graph, a, middle), _hop(graph, middle, b)), via=middle))
+            hops = (_oriented(graph, a, middle)[0], _oriented(graph, middle, b)[0])
+            hints.append(JoinHint((a, b), hops, via=middle))
             connected.union(a, b)
     return hints
 

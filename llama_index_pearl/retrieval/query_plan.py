@@ -288,8 +288,11 @@ class QueryPlan:
         if cached is None or cached[0] is not hint:
             cached = self._hint_dicts[id(hint)] = (hint, hint.to_dict())
         data = cached[1]
-        hops = [{**hop, "column_pairs": [list(pair) for pair in hop["column_pairs"]]} for hop in data["hops"]]
-        return {"tables": list(data["tables"]), "via": data["via"], "hops": hops}
+        hops, alternatives = (
+            [{**join, "column_pairs": [list(pair) for pair in join["column_pairs"]]} for join in data[part]]
+            for part in ("hops", "alternatives")
+        )
+        return {"tables": list(data["tables"]), "via": data["via"], "hops": hops, "alternatives": alternatives}
 
     def _node(self, hit: Hit, hints: list[JoinHint], include_join_hints_in_text: bool) -> TextNode:
         table_id, _, unit_id = hit

@@ -143,8 +143,10 @@ def join_keys_text(table_id: str, join_hints: Sequence[Mapping[str, Any]], name:
     """The joins ``table_id`` owns among a result's hints, as SQL a writer can copy.
 
     A hint is owned by the later-ranked of its two tables, so the schemas of one result
-    list each join once: ``JOIN concert.stadium_id = stadium.stadium_id``; a join through
-    an unretrieved table reads ``JOIN a.x = m.x JOIN m.y = b.y``; hints are separated by ``; ``.
+    list each join once: ``JOIN concert.stadium_id = stadium.stadium_id``; a composite key
+    ANDs its pairs (``JOIN f.origin = w.origin AND f.time_hour = w.time_hour``); another join
+    between the same tables follows as ``or JOIN ...``; a join through an unretrieved table
+    reads ``JOIN a.x = m.x JOIN m.y = b.y``; hints are separated by ``; ``.
 
     Args:
         table_id: The table.
@@ -155,13 +157,15 @@ def join_keys_text(table_id: str, join_hints: Sequence[Mapping[str, Any]], name:
     for hint in join_hints:
         if hint["tables"][-1] != table_id:
             continue
-        hops = []
-        for hop in hint["hops"]:
-            left, right = name(hop["left_table"]), name(hop["right_table"])
-            pairs = " AND ".join(f"{left}.{lc} = {right}.{rc}" for lc, rc in hop["column_pairs"])
-            hops.append(f"JOIN {pairs}")
-        lines.append(" ".join(hops))
+        line = " ".join(f"JOIN {_condition(hop, name)}" for hop in hint["hops"])
+        lines.append(" or ".join([line, *(f"JOIN {_condition(a, name)}" for a in hint.get("alternatives", []))]))
     return "; ".join(lines)
+
+
+def _condition(join: Mapping[str, Any], name: Callable[[str], str]) -> str:
+    """``a.x = b.y AND a.z = b.w`` of a join's metadata."""
+    left, right = name(join["left_table"]), name(join["right_table"])
+    return " AND ".join(f"{left}.{lc} = {right}.{rc}" for lc, rc in join["column_pairs"])
 
 
 class PearlSQLTableMapping(SQLTableNodeMapping):
