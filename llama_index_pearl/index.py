@@ -107,7 +107,6 @@ class PearlTableIndex:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    @dispatcher.span
     def from_tables(
         cls,
         tables: TableSource,
@@ -147,7 +146,7 @@ class PearlTableIndex:
             GenerationFailed: At least the generator's ``max_failed_share`` of its
                 LLM requests failed (default: all of them); accepted answers are cached.
         """
-        built = build_corpus(
+        built = _traced_build(
             tables,
             PearlConfig.with_overrides(config, **overrides),
             embed_model=embed_model,
@@ -602,3 +601,12 @@ def _graph_of(tables: Sequence[Table]) -> nx.Graph:
     graph = nx.Graph()
     graph.add_nodes_from(t.id for t in tables)
     return graph
+
+
+def _traced_build(tables: TableSource, config: PearlConfig, **kwargs: Any) -> IndexParts:
+    return build_corpus(tables, config, **kwargs)
+
+
+# a classmethod's span would be named after the class's type ("type.from_tables"): name it as users call it
+_traced_build.__qualname__ = "PearlTableIndex.from_tables"
+_traced_build = dispatcher.span(_traced_build)

@@ -22,11 +22,11 @@ class QueryEmbeddingCache:
     """A least-recently-used map from the strings a query embeds to its normalised vector.
 
     Args:
-        size: Entries kept.
+        size: Entries kept; default :data:`QUERY_CACHE_SIZE`.
     """
 
-    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
-        self._size = size
+    def __init__(self, size: int | None = None) -> None:
+        self._size = size if size is not None else QUERY_CACHE_SIZE
         self._entries: OrderedDict[tuple[str, ...], tuple[float, ...]] = OrderedDict()
         self._lock = threading.Lock()
 

@@ -58,6 +58,12 @@ class ReadWriteLock:
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._depth: ContextVar[int] = ContextVar(f"pearl_read_depth_{id(self)}", default=0)
 
+    @property
+    def waiting_writers(self) -> int:
+        """Updates queued for the write (a diagnostic: new readers wait behind them)."""
+        with self._cond:
+            return self._waiting_writers
+
     # ---------------------------------------------------------------- reads
     def _may_read(self) -> bool:
         return self._writer is None and (self._depth.get() > 0 or not self._waiting_writers)
