@@ -175,7 +175,7 @@ def measure_overhead_only(index: PearlTableIndex, n_queries: int, k: int) -> dic
         QueryBundle(query_str=f"{VOCABULARY[i % 997]} {VOCABULARY[(5 * i) % 1000]}", embedding=b.embedding)
         for i, b in enumerate(bundles)
     ]
-    prepare = timed(lambda: retriever.retrieve(bundles[0]))  # builds the query plan (table texts, arrays)
+    prepare = timed(lambda: retriever.retrieve(bundles[0]))  # builds the retrieval state (table texts, arrays)
     for bundle in bundles[:5]:
         retriever.retrieve(bundle)
     search = index.vector_index.vector_store.client
