@@ -47,10 +47,9 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.stores import exact_faiss_store
+from llama_index_pearl.corpus.stores import exact_faiss_store, one_faiss_thread
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.retrieval.query_plan import one_faiss_thread
 from llama_index_pearl.tables.sources import load_tables
 
 
@@ -73,7 +72,7 @@ def timed(call: Callable[[], Any], cpu: list[float] | None = None) -> float:
 def measure_index(index: PearlTableIndex, questions: Sequence[str], k: int) -> dict[str, Any]:
     """(a), (b), (c) on the same questions, interleaved so that load affects all three alike."""
     retriever = index.as_retriever(similarity_top_k=k)
-    for i in range(5):  # warm-up: the query plan, the encoder's first calls (not the measured questions: cache)
+    for i in range(5):  # warm-up: the retrieval state, the encoder's first calls (not the measured questions: cache)
         retriever.retrieve(f"warm-up question {i}")
     embed, full, overhead, overhead_cpu = [], [], [], []
     for question in questions:
@@ -176,7 +175,7 @@ def measure_overhead_only(index: PearlTableIndex, n_queries: int, k: int) -> dic
         QueryBundle(query_str=f"{VOCABULARY[i % 997]} {VOCABULARY[(5 * i) % 1000]}", embedding=b.embedding)
         for i, b in enumerate(bundles)
     ]
-    prepare = timed(lambda: retriever.retrieve(bundles[0]))  # builds the query plan (table texts, arrays)
+    prepare = timed(lambda: retriever.retrieve(bundles[0]))  # builds the retrieval state (table texts, arrays)
     for bundle in bundles[:5]:
         retriever.retrieve(bundle)
     search = index.vector_index.vector_store.client

@@ -17,13 +17,15 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import llama_index.core.instrumentation as instrument
 import networkx as nx
-from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core import Settings, StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.callbacks import CallbackManager
 from llama_index.core.chat_engine.types import BaseChatEngine, ChatMode
 from llama_index.core.llms import LLM
 from llama_index.core.objects import ObjectRetriever, SQLTableSchema
-from llama_index.core.query_engine import RetrieverQueryEngine, SQLTableRetrieverQueryEngine
+from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
@@ -35,15 +37,16 @@ from llama_index_pearl.corpus.build import (
     serializer_for,
 )
 from llama_index_pearl.corpus.stores import delete_units, index_dimension, normalise
+from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
 from llama_index_pearl.joins import JoinPath, paths_from_graph
-from llama_index_pearl.retrieval.engines import chat_engine, query_engine, sql_query_engine
+from llama_index_pearl.retrieval.engines import PearlSQLQueryEngine, chat_engine, query_engine, sql_query_engine
 from llama_index_pearl.retrieval.lexical import LexicalScorer
-from llama_index_pearl.retrieval.query_plan import query_plan
 from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.retrieval.sql_tables import sql_table_retriever
+from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
-from llama_index_pearl.storage.locks import ReadWriteLock
+from llama_index_pearl.storage.locks import ReadWriteLock, holding
 from llama_index_pearl.storage.persistence import load_index, persist_index
 from llama_index_pearl.tables.sources import TableSource
 from llama_index_pearl.tables.table import Table
@@ -51,6 +54,8 @@ from llama_index_pearl.text.models import finite_query_vector
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
+
+dispatcher = instrument.get_dispatcher(__name__)
 
 
 class PearlTableIndex:
@@ -62,9 +67,11 @@ class PearlTableIndex:
     Thread safety: any number of threads (or coroutines) may retrieve while one
     thread runs :meth:`insert_tables` or :meth:`delete_table`; updates run one at
     a time. Each retrieval sees the index before or after an update's changes are
-    applied, never half of them (a ``replace`` insert is a delete, then an insert).
-    Generation and embedding of an update do not block retrieval; applying the
-    result (vector store and tables) does, briefly. :meth:`persist` writes a
+    applied, never half of them (a ``replace`` insert included: its deletes and its
+    insert are one change, applied once its units are embedded). Generation and
+    embedding of an update do not block retrieval; applying the result (vector store,
+    tables and a new :class:`~llama_index_pearl.retrieval.state.RetrievalState`) does,
+    briefly. Lock waits are bounded by :attr:`lock_timeout`. :meth:`persist` writes a
     consistent snapshot.
     """
 
@@ -92,9 +99,11 @@ class PearlTableIndex:
         self._generator_spec = generator_spec if config.augment else None
         self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
         self._serializer = serializer_for(embed_model, config)
-        self._revision = 0  # retrieval plans of an older state are stale
+        self._revision = 0
         self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
         self._update_lock = threading.RLock()  # one insert_tables/delete_table at a time
+        self._retrieval: RetrievalState | None = None  # built on first use, then by each apply_change
+        self._retrieval_built = threading.Lock()
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -118,12 +127,13 @@ class PearlTableIndex:
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
             config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
                 which documents every option); default: the defaults.
-            embed_model: Encoder; default ``Settings.embed_model`` if explicitly
-                set, else the bundled all-MiniLM-L6-v2.
-            llm: LLM for query generation; default ``Settings.llm`` if explicitly
-                set, else none.
-            generator: Query generator; default ``LLMQueryGenerator(llm)`` when an
-                LLM resolves, else the offline ``HeuristicQueryGenerator``.
+            embed_model: Encoder; default the bundled all-MiniLM-L6-v2 (``Settings.embed_model``
+                is not read: :mod:`~llama_index_pearl.text.models` says why).
+            llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
+                pays for generation only with an LLM given here or in ``generator``).
+            generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
+                given, else the offline ``HeuristicQueryGenerator``. A paid generator logs
+                (INFO) what it will send before sending it.
             storage_context: Where vectors go; its ``vector_store`` is honoured.
                 Default: an exact FAISS inner-product index.
             show_progress: Show progress bars on long stages.
@@ -136,7 +146,7 @@ class PearlTableIndex:
             GenerationFailed: At least the generator's ``max_failed_share`` of its
                 LLM requests failed (default: all of them); accepted answers are cached.
         """
-        built = build_corpus(
+        built = _traced_build(
             tables,
             PearlConfig.with_overrides(config, **overrides),
             embed_model=embed_model,
@@ -146,6 +156,16 @@ class PearlTableIndex:
             show_progress=show_progress,
         )
         return cls(**vars(built))
+
+    @classmethod
+    async def afrom_tables(cls, tables: TableSource, **kwargs: Any) -> PearlTableIndex:
+        """:meth:`from_tables` on a thread of its own: the event loop goes on while the index builds.
+
+        Args:
+            tables: As in :meth:`from_tables`.
+            **kwargs: :meth:`from_tables`'s keyword arguments.
+        """
+        return await run_in_thread(lambda: cls.from_tables(tables, **kwargs))
 
     @classmethod
     def estimate_cost(
@@ -224,6 +244,31 @@ class PearlTableIndex:
         return self._revision
 
     @property
+    def lock_timeout(self) -> float:
+        """Seconds a retrieval or an update waits for the index's locks before raising ``LockTimeout``."""
+        return self._rw.timeout
+
+    @lock_timeout.setter
+    def lock_timeout(self, seconds: float) -> None:
+        if not seconds > 0:
+            raise ValueError(f"lock_timeout must be a number of seconds > 0, got {seconds!r}")
+        self._rw.timeout = float(seconds)
+
+    def retrieval_state(self) -> RetrievalState:
+        """What a query reads of the current revision (call it holding :meth:`read_lock`).
+
+        Built on the first call after a build or load, then by every :meth:`apply_change`, which swaps
+        it with the change; retrievers only read it.
+        """
+        state = self._retrieval
+        if state is None:
+            with self._retrieval_built:
+                state = self._retrieval
+                if state is None:
+                    state = self._retrieval = RetrievalState(self)
+        return state
+
+    @property
     def dimension(self) -> int:
         return index_dimension(self._vector_index, self._embed_model)
 
@@ -262,8 +307,9 @@ class PearlTableIndex:
         return finite_query_vector(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
 
     def lexical_scorer(self) -> LexicalScorer:
-        """BM25 over the units' embedded texts (built on first use, again after each insert/delete)."""
-        return query_plan(self).lexical_scorer()
+        """BM25 over the units' lexical texts (built on first use, again after each insert/delete)."""
+        with self.read_lock():
+            return self.retrieval_state().lexical_scorer()
 
     def table_text(self, table_id: str) -> str:
         """The table as shown to an LLM: header and leading rows, no encoder budget."""
@@ -272,6 +318,7 @@ class PearlTableIndex:
         return Serializer(include_titles=self._config.include_titles, max_rows=self._config.max_rows)([view])
 
     # -------------------------------------------------------------- updates
+    @dispatcher.span
     def insert_tables(
         self, tables: TableSource, *, replace: bool = False, show_progress: bool = False, **overrides: Any
     ) -> UpdateReport:
@@ -285,7 +332,7 @@ class PearlTableIndex:
         Args:
             tables: Anything :meth:`from_tables` accepts; as many rows are read per
                 table as the build read (``config.max_rows_read``).
-            replace: Replace tables whose id already exists (delete, then insert).
+            replace: Replace tables whose id already exists (their deletes and the insert are one change).
             show_progress: Show progress bars.
             **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
                 every other option is the build's.
@@ -297,10 +344,22 @@ class PearlTableIndex:
             ValueError: A table id already exists and ``replace`` is false (the
                 message names it), no tables were given, or an override of an
                 option the build fixed.
+            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
+            RuntimeError: Called while holding :meth:`read_lock` (it would wait for itself).
         """
-        with self._update_lock:
+        with holding(self._update_lock, self.lock_timeout, "another update of the index to finish"):
             return insert_tables(self, tables, self._config.for_update(**overrides), replace, show_progress)
 
+    async def ainsert_tables(self, tables: TableSource, **kwargs: Any) -> UpdateReport:
+        """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.
+
+        Args:
+            tables: As in :meth:`insert_tables`.
+            **kwargs: :meth:`insert_tables`'s keyword arguments.
+        """
+        return await run_in_thread(lambda: self.insert_tables(tables, **kwargs))
+
+    @dispatcher.span
     def delete_table(self, table_id: str) -> UpdateReport:
         """Remove a table: its units, its join edges and the units of every path through it.
 
@@ -315,19 +374,27 @@ class PearlTableIndex:
                 or it is the last table.
             NotImplementedError: The vector store cannot delete (e.g. a plain
                 positional ``FaissVectorStore``).
+            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
         """
-        with self._update_lock:
+        with holding(self._update_lock, self.lock_timeout, "another update of the index to finish"):
             return delete_table(self, table_id)
+
+    async def adelete_table(self, table_id: str) -> UpdateReport:
+        """:meth:`delete_table` on a thread of its own: the event loop goes on."""
+        return await run_in_thread(lambda: self.delete_table(table_id))
 
     def apply_change(self, change: IndexChange) -> None:
         """Apply a planned update (:mod:`~llama_index_pearl.storage.incremental`): vector store, then state, atomically.
 
-        Retrievals see all of it or none of it. ``change.units`` must carry their vectors.
+        Retrievals see all of it or none of it: the new retrieval state is built and swapped in under
+        the same write lock. ``change.units`` must carry their vectors.
 
         Raises:
             NotImplementedError: Units to remove and a vector store that cannot delete.
+            LockTimeout: Retrievals held the read lock past :attr:`lock_timeout`.
         """
         with self._rw.writing():
+            previous, self._retrieval = self._retrieval, None
             if change.removed_units:
                 delete_units(self._vector_index, change.removed_units)
             if change.units:
@@ -335,55 +402,60 @@ class PearlTableIndex:
             self._revision += 1
             self._join_graph = change.apply_to(self._tables, self._units, self._join_graph)
             self.report.recount(self._tables, self._units.values(), self._join_graph)
+            if previous is not None:  # never queried: the first retrieval builds it
+                self._retrieval = RetrievalState(self, previous)
 
     # -------------------------------------------------------------- engines
-    def as_retriever(self, similarity_top_k: int = 5, **kwargs: Any) -> PearlRetriever:
-        """A table-level retriever (max-pooled unit scores)."""
-        return PearlRetriever(self, similarity_top_k=similarity_top_k, **kwargs)
-
-    def as_query_engine(
-        self,
-        llm: LLM | None = None,
-        similarity_top_k: int = 5,
-        include_join_hints_in_text: bool = False,
-        **kwargs: Any,
-    ) -> RetrieverQueryEngine:
-        """A ``RetrieverQueryEngine`` over retrieved tables.
+    def as_retriever(
+        self, similarity_top_k: int = 5, callback_manager: CallbackManager | None = None, **kwargs: Any
+    ) -> PearlRetriever:
+        """A table-level retriever (max-pooled unit scores).
 
         Args:
-            llm: Answering LLM; default the index's LLM, else an explicitly set ``Settings.llm``.
             similarity_top_k: Tables retrieved per question.
-            include_join_hints_in_text: Show the LLM how the retrieved tables join.
-            **kwargs: Passed to ``RetrieverQueryEngine.from_args``.
+            callback_manager: LlamaIndex callbacks; default ``Settings.callback_manager``, as for
+                LlamaIndex's own indexes.
+            **kwargs: ``PearlRetriever``'s other arguments (``lexical_weight``, ``fetch_k``,
+                ``include_join_hints_in_text``, ``verbose``); another name is a ``TypeError``.
+        """
+        manager = callback_manager or Settings.callback_manager
+        return PearlRetriever(self, similarity_top_k=similarity_top_k, callback_manager=manager, **kwargs)
+
+    def as_query_engine(self, llm: LLM | None = None, **kwargs: Any) -> RetrieverQueryEngine:
+        """A ``RetrieverQueryEngine`` over retrieved tables, built as ``BaseIndex.as_query_engine`` builds one.
+
+        Args:
+            llm: Answering LLM; default the index's LLM, else ``Settings.llm``.
+            **kwargs: The retriever's arguments (:meth:`as_retriever`: ``similarity_top_k``,
+                ``lexical_weight``, ``include_join_hints_in_text``...) and
+                ``RetrieverQueryEngine.from_args``'s (``response_mode``, ``node_postprocessors``...);
+                ``callback_manager`` and ``verbose`` go to both.
 
         Raises:
-            ValueError: No LLM (never LlamaIndex's OpenAI default); the message says where to give one.
+            TypeError: An argument that neither the retriever nor the engine takes (named).
+            ValueError: No LLM; the message says where to give one.
         """
-        retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
-        return query_engine(retriever, llm or self._llm, **kwargs)
+        return query_engine(self.as_retriever, llm or self._llm, **kwargs)
 
     def as_chat_engine(
-        self,
-        llm: LLM | None = None,
-        similarity_top_k: int = 5,
-        include_join_hints_in_text: bool = False,
-        chat_mode: ChatMode | str = ChatMode.CONDENSE_PLUS_CONTEXT,
-        **kwargs: Any,
+        self, chat_mode: ChatMode | str = ChatMode.BEST, llm: LLM | None = None, **kwargs: Any
     ) -> BaseChatEngine:
-        """A chat engine grounded on retrieved tables.
+        """A chat engine grounded on retrieved tables, built as ``BaseIndex.as_chat_engine`` builds one.
 
         Args:
-            llm: Chat LLM; default the index's LLM, else an explicitly set ``Settings.llm``.
-            similarity_top_k: Tables retrieved per turn.
-            include_join_hints_in_text: Show the LLM how the retrieved tables join.
-            chat_mode: ``"condense_plus_context"`` (default), ``"context"`` or ``"condense_question"``.
-            **kwargs: Passed to the chat engine's ``from_defaults``.
+            chat_mode: ``"best"`` (default) and ``"condense_plus_context"``: ``CondensePlusContextChatEngine``;
+                ``"context"``: ``ContextChatEngine``; ``"condense_question"``: ``CondenseQuestionChatEngine``
+                over :meth:`as_query_engine`.
+            llm: Chat LLM; default the index's LLM, else ``Settings.llm``.
+            **kwargs: The retriever's arguments and the chat engine's ``from_defaults`` arguments
+                (``system_prompt``, ``memory``...), as in :meth:`as_query_engine`.
 
         Raises:
-            ValueError: Another ``chat_mode``, or no LLM.
+            ValueError: ``"simple"`` (it never reads the tables), ``"react"``/``"openai"`` (removed from
+                LlamaIndex), an unknown mode, or no LLM.
+            TypeError: An argument that neither the retriever nor the engine takes (named).
         """
-        retriever = self.as_retriever(similarity_top_k, include_join_hints_in_text=include_join_hints_in_text)
-        return chat_engine(retriever, llm or self._llm, chat_mode=chat_mode, **kwargs)
+        return chat_engine(self.as_retriever, llm or self._llm, chat_mode, **kwargs)
 
     def as_sql_table_retriever(
         self,
@@ -421,12 +493,15 @@ class PearlTableIndex:
         similarity_top_k: int = 5,
         join_keys: bool = True,
         **kwargs: Any,
-    ) -> SQLTableRetrieverQueryEngine:
-        """LlamaIndex's ``SQLTableRetrieverQueryEngine`` with :meth:`as_sql_table_retriever` choosing the tables.
+    ) -> PearlSQLQueryEngine:
+        """LlamaIndex's ``SQLTableRetrieverQueryEngine``, with :meth:`as_sql_table_retriever` choosing the tables.
+
+        Built from LlamaIndex's public parts (:class:`~llama_index_pearl.retrieval.engines.PearlSQLQueryEngine`)
+        so that its ``NLSQLRetriever`` gets the index's encoder instead of ``Settings.embed_model``.
 
         Args:
             sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on.
-            llm: Writes the SQL (and the answer); default the index's LLM, else an explicitly set ``Settings.llm``.
+            llm: Writes the SQL (and the answer); default the index's LLM, else ``Settings.llm``.
             similarity_top_k: Tables shown to the LLM per question.
             join_keys: Show the join keys between them.
             **kwargs: ``SQLTableRetrieverQueryEngine``'s arguments (``synthesize_response``,
@@ -438,13 +513,20 @@ class PearlTableIndex:
         table_retriever = self.as_sql_table_retriever(sql_database, similarity_top_k, join_keys)
         return sql_query_engine(table_retriever, sql_database, llm or self._llm, self._embed_model, **kwargs)
 
-    def read_lock(self) -> AbstractContextManager[None]:
-        """Hold off index updates' apply step for the block (retrievals take it; see the class docstring)."""
-        return self._rw.reading()
+    def read_lock(self, timeout: float | None = None) -> AbstractContextManager[None]:
+        """Hold off index updates' apply step for the block (retrievals take it; see the class docstring).
 
-    def aread_lock(self) -> AbstractAsyncContextManager[None]:
-        """:meth:`read_lock` for coroutines (waits on a worker thread, never on the event loop)."""
-        return self._rw.areading()
+        Re-entrant: a retrieval inside the block never waits for a queued update. An update started
+        inside the block raises ``RuntimeError`` (it would wait for the block).
+
+        Args:
+            timeout: Seconds to wait for an update's apply step; default :attr:`lock_timeout`.
+        """
+        return self._rw.reading(timeout)
+
+    def aread_lock(self, timeout: float | None = None) -> AbstractAsyncContextManager[None]:
+        """:meth:`read_lock` for coroutines: waits on the event loop, never on an executor thread."""
+        return self._rw.areading(timeout)
 
     # ---------------------------------------------------------- persistence
     def persist(self, persist_dir: str | Path) -> None:
@@ -489,8 +571,7 @@ class PearlTableIndex:
             persist_dir: The folder.
             embed_model: Must be the encoder the index was built with (class and
                 model name, as recorded in the manifest). Default: the recorded
-                encoder (the bundled MiniLM or a local Hugging Face model), or an
-                explicitly set ``Settings.embed_model`` that matches it.
+                encoder (the bundled MiniLM or a local Hugging Face model).
             llm: LLM for engines built from this index, and for an LLM generator.
             generator: The query generator for inserts; default: the recorded one,
                 rebuilt (a custom generator must be registered for that).
@@ -520,3 +601,12 @@ def _graph_of(tables: Sequence[Table]) -> nx.Graph:
     graph = nx.Graph()
     graph.add_nodes_from(t.id for t in tables)
     return graph
+
+
+def _traced_build(tables: TableSource, config: PearlConfig, **kwargs: Any) -> IndexParts:
+    return build_corpus(tables, config, **kwargs)
+
+
+# a classmethod's span would be named after the class's type ("type.from_tables"): name it as users call it
+_traced_build.__qualname__ = "PearlTableIndex.from_tables"
+_traced_build = dispatcher.span(_traced_build)

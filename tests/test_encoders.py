@@ -107,7 +107,7 @@ async def test_a_repeated_question_is_embedded_once_across_retrievers_and_async(
 
 
 def test_the_query_cache_forgets_the_least_recent_question(music_tables, monkeypatch):
-    monkeypatch.setattr("llama_index_pearl.retrieval.retriever.QUERY_CACHE_SIZE", 2)
+    monkeypatch.setattr("llama_index_pearl.retrieval.query_cache.QUERY_CACHE_SIZE", 2)
     embedding = CountingEmbedding()
     retriever = PearlTableIndex.from_tables(music_tables, embed_model=embedding).as_retriever()
     embedding.calls = 0

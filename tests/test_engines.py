@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from llama_index.core.callbacks import CallbackManager
 from llama_index.core.chat_engine import CondensePlusContextChatEngine, CondenseQuestionChatEngine, ContextChatEngine
 from llama_index.core.llms import MockLLM
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import QueryBundle
 from llama_index.core.tools import QueryEngineTool, RetrieverTool
 
 from llama_index_pearl import PearlTableIndex
@@ -90,22 +93,70 @@ def test_query_engine_tool_wraps_the_query_engine(index):
 @pytest.mark.parametrize(
     ("mode", "engine_class"),
     [
+        (None, CondensePlusContextChatEngine),  # LlamaIndex's default mode, best
+        ("best", CondensePlusContextChatEngine),
+        ("condense_plus_context", CondensePlusContextChatEngine),
         ("context", ContextChatEngine),
         ("condense_question", CondenseQuestionChatEngine),
-        (None, CondensePlusContextChatEngine),
     ],
 )
-def test_as_chat_engine_honours_supported_chat_modes(index, mode, engine_class):
+def test_as_chat_engine_honours_the_chat_modes_that_read_the_tables(index, mode, engine_class):
     kwargs = {} if mode is None else {"chat_mode": mode}
     chat = index.as_chat_engine(llm=MockLLM(), similarity_top_k=2, **kwargs)
     assert type(chat) is engine_class
     assert "stadium" in _tables(chat.chat("Wembley capacity").source_nodes)
 
 
-@pytest.mark.parametrize("mode", ["simple", "react", "best", "no_such_mode"])
-def test_as_chat_engine_rejects_modes_that_would_not_use_the_tables(index, mode):
-    with pytest.raises(ValueError, match=rf"chat_mode '{mode}' is not supported.*'context'"):
-        index.as_chat_engine(llm=MockLLM(), chat_mode=mode)
+def test_as_chat_engine_takes_the_chat_mode_first_as_llamaindex_does(index):
+    assert type(index.as_chat_engine("context", MockLLM())) is ContextChatEngine
+
+
+@pytest.mark.parametrize("mode", ["simple", "react", "openai", "no_such_mode"])
+def test_as_chat_engine_refuses_modes_that_would_not_use_the_tables(index, mode):
+    with pytest.raises(ValueError, match=rf"chat_mode '{mode}' is not supported by a PEARL index"):
+        index.as_chat_engine(mode, llm=MockLLM())
+
+
+def test_as_query_engine_hands_retriever_arguments_to_the_retriever(index):
+    engine = index.as_query_engine(llm=MockLLM(), similarity_top_k=2, lexical_weight=0)
+    assert engine.retriever.lexical_weight == 0
+    nodes = engine.retrieve(QueryBundle("Wembley capacity"))
+    assert [n.score for n in nodes] == [n.node.metadata["cosine"] for n in nodes]  # no lexical evidence added
+
+
+@pytest.mark.parametrize("method", ["as_query_engine", "as_chat_engine"])
+def test_an_argument_no_part_of_the_engine_takes_is_an_error_naming_it(index, method):
+    with pytest.raises(TypeError, match="'similarity_top_kk'"):
+        getattr(index, method)(llm=MockLLM(), similarity_top_kk=3)
+
+
+class _FirstOnly(BaseNodePostprocessor):
+    def _postprocess_nodes(self, nodes, query_bundle=None):
+        return nodes[:1]
+
+
+def test_as_query_engine_hands_engine_arguments_to_the_engine(index):
+    engine = index.as_query_engine(llm=MockLLM(), node_postprocessors=[_FirstOnly()], similarity_top_k=3)
+    assert _tables(engine.query("Wembley capacity").source_nodes) == ["stadium"]
+
+
+def test_as_chat_engine_hands_chat_arguments_to_the_chat_engine(index):
+    chat = index.as_chat_engine(llm=MockLLM(), system_prompt="Answer from the tables only.", similarity_top_k=1)
+    assert chat._system_prompt == "Answer from the tables only."
+    assert chat._retriever.similarity_top_k == 1
+
+
+def test_the_callback_manager_reaches_the_retriever(index):
+    manager = CallbackManager()
+    engine = index.as_query_engine(llm=MockLLM(), callback_manager=manager)
+    assert engine.retriever.callback_manager is manager
+    assert engine.callback_manager is manager
+
+
+def test_as_retriever_defaults_to_llamaindexs_callback_manager(index):
+    from llama_index.core import Settings
+
+    assert index.as_retriever().callback_manager is Settings.callback_manager
 
 
 @pytest.mark.parametrize("method", ["as_query_engine", "as_chat_engine"])

@@ -49,7 +49,7 @@ def _brute_force(index: PearlTableIndex, question: str, k: int) -> list[tuple[st
     query = np.asarray(index.embed_query(question), dtype=np.float32)
     hits = [
         UnitHit(node_id, index.unit(node_id).metadata["table_ids"], float(store.client.reconstruct(fid) @ query))
-        for node_id, fid in sorted(store._node_id_to_faiss_id_map.items(), key=lambda item: item[1])
+        for node_id, fid in sorted(store.id_map().items(), key=lambda item: item[1])
     ]
     return [(t.table_id, t.score, t.unit_id) for t in max_pool(hits, k)]
 
@@ -128,13 +128,13 @@ def test_retrieve_many_with_the_real_encoder_batches_queries_and_ranks_like_retr
         assert [n.score for n in nodes] == pytest.approx([n.score for n in one], abs=1e-5)
 
 
-def test_after_an_insert_the_plan_keeps_the_texts_of_unchanged_tables_and_finds_the_new_table(music_tables):
+def test_after_an_insert_the_state_keeps_the_texts_of_unchanged_tables_and_finds_the_new_table(music_tables):
     from embeddings import HashingEmbedding
 
     index = PearlTableIndex.from_tables(music_tables, embed_model=HashingEmbedding())
     retriever = index.as_retriever(similarity_top_k=1, lexical_weight=0)
     retriever.retrieve("Wembley capacity")
-    before = index.__dict__["_query_plan"]._texts["stadium"]
+    before = index.retrieval_state().nodes.text("stadium")
     index.insert_tables({"album": pd.DataFrame({"album_id": [1], "title": ["Quokka Zebra Songs"]})})
     assert retriever.retrieve("Quokka Zebra Songs")[0].node.metadata["table_id"] == "album"
-    assert index.__dict__["_query_plan"]._texts["stadium"] is before
+    assert index.retrieval_state().nodes.text("stadium") is before

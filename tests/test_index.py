@@ -107,12 +107,6 @@ def test_as_query_engine_and_chat_engine_answer_with_mock_llm(music_tables, hash
     assert str(index.as_chat_engine(llm=MockLLM()).chat("Wembley capacity")) is not None
 
 
-def test_explicit_settings_embed_model_is_used(music_tables, hashing_embedding, monkeypatch):
-    monkeypatch.setattr(Settings, "_embed_model", hashing_embedding)
-    index = PearlTableIndex.from_tables(music_tables)
-    assert index.embed_model is hashing_embedding
-
-
 def test_no_llm_anywhere_means_none(music_tables, hashing_embedding, monkeypatch):
     monkeypatch.setattr(Settings, "_llm", None)
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)

@@ -5,7 +5,10 @@ The default store is :class:`PearlFaissStore`: exact inner product
 ``IndexIDMap2``, so units can be deleted by node id for incremental indexing.
 LlamaIndex's ``FaissMapVectorStore`` uses ``ntotal`` as the next FAISS id, which
 collides with a live id after a delete; this subclass draws ids from a monotonic
-counter persisted with the id map (JSON), and adds vectors in one batch.
+counter persisted with the id map (JSON), and adds vectors in one batch. What retrieval and persistence
+need of its FAISS internals are methods: :meth:`PearlFaissStore.exact_view` (the vectors numbered in store
+order, searched exactly), :meth:`~PearlFaissStore.id_map` and :meth:`~PearlFaissStore.vectors_of`; no other
+module reads its private attributes.
 
 Pipeline step: corpus (docs/architecture.md).
 """
@@ -14,8 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -28,6 +31,7 @@ from llama_index.vector_stores.faiss import FaissMapVectorStore
 
 __all__ = [
     "ID_MAP_FILE",
+    "ExactView",
     "KeepUnitsWhole",
     "PearlFaissStore",
     "build_vector_index",
@@ -36,6 +40,7 @@ __all__ = [
     "exact_faiss_store",
     "index_dimension",
     "normalise",
+    "one_faiss_thread",
     "store_dimension",
     "unit_vectors",
 ]
@@ -81,6 +86,21 @@ class PearlFaissStore(FaissMapVectorStore):
                 handle,
             )
 
+    def id_map(self) -> dict[str, int]:
+        """A copy of the node id -> FAISS id map."""
+        return dict(self._node_id_to_faiss_id_map)
+
+    def vectors_of(self, unit_ids: Sequence[str]) -> np.ndarray:
+        """Stored vectors of ``unit_ids`` (rows in that order; every id must be in the store)."""
+        if not unit_ids:
+            return np.zeros((0, self._faiss_index.d), dtype=np.float32)
+        keys = np.asarray([self._node_id_to_faiss_id_map[u] for u in unit_ids], dtype=np.int64)
+        return np.asarray(self._faiss_index.reconstruct_batch(keys), dtype=np.float32)
+
+    def exact_view(self) -> ExactView:
+        """The stored vectors numbered in store order, for exact search until the store next changes."""
+        return ExactView(self._faiss_index, self._node_id_to_faiss_id_map)
+
     @classmethod
     def from_files(cls, faiss_path: str, id_map_path: str) -> PearlFaissStore:
         """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle).
@@ -119,6 +139,67 @@ class PearlFaissStore(FaissMapVectorStore):
         return store
 
 
+class ExactView:
+    """One state of a :class:`PearlFaissStore`: units numbered in store order (their FAISS ids), exact scores.
+
+    Valid until the store changes (the index swaps views under its write lock). Reads the vectors in place.
+
+    Args:
+        client: The store's ``IndexIDMap2`` over an ``IndexFlatIP``.
+        node_to_faiss: Node id -> FAISS id.
+    """
+
+    def __init__(self, client: Any, node_to_faiss: Mapping[str, int]) -> None:
+        import faiss
+
+        by_faiss_id = sorted(node_to_faiss.items(), key=lambda item: item[1])
+        self.unit_ids = [node_id for node_id, _ in by_faiss_id]
+        faiss_ids = np.asarray([fid for _, fid in by_faiss_id], dtype=np.int64)
+        self._client = client
+        self._flat = faiss.downcast_index(client.index)
+        self._fid_to_unit = np.full(int(faiss_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        self._fid_to_unit[faiss_ids] = np.arange(len(faiss_ids))
+        rows_to_fid = faiss.vector_to_array(client.id_map).astype(np.int64)
+        self._unit_row = np.empty(len(faiss_ids), dtype=np.int64)
+        self._unit_row[self._fid_to_unit[rows_to_fid]] = np.arange(len(rows_to_fid))
+
+    def top(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's exact top-``n`` per query row: ``(scores, unit numbers)``, ``-1`` where none."""
+        with one_faiss_thread() if len(queries) == 1 else nullcontext():
+            scores, faiss_ids = self._client.search(queries, n)
+        units = np.where(faiss_ids >= 0, self._fid_to_unit[np.maximum(faiss_ids, 0)], -1)
+        return scores, units
+
+    def scores(self, query: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """Cosines of some units (their unit numbers) with the query."""
+        return self._vectors()[self._unit_row[units]] @ query
+
+    def all_scores(self, query: np.ndarray) -> np.ndarray:
+        """Every unit's cosine with the query, by unit number (one read of every stored vector)."""
+        return (self._vectors() @ query)[self._unit_row]
+
+    def _vectors(self) -> np.ndarray:
+        import faiss
+
+        n, d = self._flat.ntotal, self._flat.d
+        return faiss.rev_swig_ptr(self._flat.get_xb(), n * d).reshape(n, d)
+
+
+@contextmanager
+def one_faiss_thread() -> Iterator[None]:
+    """FAISS on one OpenMP thread for the block: one query needs no thread team, and waking one on a busy
+    machine costs more than the search (benchmarks/README.md). OpenMP's thread count is a setting of the
+    calling thread, so other threads are not affected; it is restored afterwards."""
+    import faiss
+
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
+
+
 def exact_faiss_store(dim: int) -> PearlFaissStore:
     """A new empty :class:`PearlFaissStore` of dimension ``dim``."""
     import faiss
@@ -133,12 +214,7 @@ def unit_vectors(store: BasePydanticVectorStore, unit_ids: Sequence[str]) -> np.
         store: The index's vector store.
         unit_ids: Unit (node) ids, all present in the store.
     """
-    if not isinstance(store, PearlFaissStore):
-        return None
-    if not unit_ids:
-        return np.zeros((0, store.client.d), dtype=np.float32)
-    keys = np.asarray([store._node_id_to_faiss_id_map[u] for u in unit_ids], dtype=np.int64)
-    return np.asarray(store.client.reconstruct_batch(keys), dtype=np.float32)
+    return store.vectors_of(unit_ids) if isinstance(store, PearlFaissStore) else None
 
 
 def store_dimension(store: BasePydanticVectorStore) -> int | None:

@@ -1,16 +1,15 @@
-"""Stage timing and garbage-collector pauses shared by the build, join discovery and updates.
+"""Stage timing shared by the build, join discovery and updates.
 
 Pipeline step: foundations (docs/architecture.md); imports nothing from the pipeline.
 """
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 
-__all__ = ["gc_paused", "stage"]
+__all__ = ["stage"]
 
 
 @contextmanager
@@ -26,20 +25,3 @@ def stage(seconds: MutableMapping[str, float], name: str) -> Iterator[None]:
         yield
     finally:
         seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block, restoring its previous state.
-
-    Column profiling allocates millions of small dicts and lists that all stay alive
-    until discovery ends; with the cyclic GC on, every collection rescans them and
-    profiling turns super-linear in the pool size.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -143,6 +143,7 @@ async def agenerate_all(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     started = time.perf_counter()
     store = _as_cache(cache)
+    _announce(generator, requests, store)
     semaphore = asyncio.Semaphore(concurrency)
     bar = tqdm(total=len(requests), disable=not show_progress, desc="Generating queries", unit="req")
 
@@ -169,6 +170,22 @@ async def agenerate_all(
     )
     check_failures(generator, report, store)
     return GenerationRun(results, report)
+
+
+def _announce(generator: QueryGenerator, requests: Sequence[GenerationRequest], store: GenerationCache | None) -> None:
+    """Say what a paid generator is about to be sent (requests, prompt tokens), before anything is sent."""
+    if generator.cost_per_path <= 0 or not requests:
+        return
+    to_send = [r for r in requests if store is None or store.lookup(generator, r) is None]
+    estimate = estimate_prompt_tokens(to_send, generator=generator)
+    logger.info(
+        "Query generation with %r: %d request(s) to send (%d of %d cached), about %d prompt tokens",
+        generator.model_name,
+        len(to_send),
+        len(requests) - len(to_send),
+        len(requests),
+        estimate["prompt_tokens"],
+    )
 
 
 async def _serve(

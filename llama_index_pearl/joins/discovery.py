@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_index_pearl.foundations.timing import gc_paused, stage
+from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.composite import composite_edges
 from llama_index_pearl.joins.edges import (
@@ -255,29 +255,28 @@ def discover_join_paths(
     """
     _check_scope(tables, touching, previous)
     seconds: dict[str, float] = {}
-    with gc_paused():
-        with stage(seconds, "profile"):
-            profiles = profile_tables(tables)
-        model = resolve_embed_model(embed_model) if len(tables) > 1 else None
-        with stage(seconds, "embed"):
-            if model is not None:
-                embed_names([p for p in profiles if p.joinable], model, show_progress)
-        with stage(seconds, "candidates"):
-            pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
-            admitted = admissible_pairs(profiles, pairs, cross_source_joins)
-        with stage(seconds, "embed"):  # only scoring reads value vectors: just the admitted pairs' columns
-            if model is not None:
-                embed_values(_paired(profiles, admitted), model, show_progress)
-        with stage(seconds, "score"):
-            edges = keep_best_parents(score_admissible(profiles, admitted))
-            edges = strongest_first(edges + composite_edges(tables, profiles, touching))
-        with stage(seconds, "paths"):
-            kept_edges, kept_paths = _kept(previous)
-            pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
-        with stage(seconds, "select"):
-            selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
-            passed = [e for e in edges if e.passes(tau_2h)]
-            graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
+    with stage(seconds, "profile"):
+        profiles = profile_tables(tables)
+    model = resolve_embed_model(embed_model) if len(tables) > 1 else None
+    with stage(seconds, "embed"):
+        if model is not None:
+            embed_names([p for p in profiles if p.joinable], model, show_progress)
+    with stage(seconds, "candidates"):
+        pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
+        admitted = admissible_pairs(profiles, pairs, cross_source_joins)
+    with stage(seconds, "embed"):  # only scoring reads value vectors: just the admitted pairs' columns
+        if model is not None:
+            embed_values(_paired(profiles, admitted), model, show_progress)
+    with stage(seconds, "score"):
+        edges = keep_best_parents(score_admissible(profiles, admitted))
+        edges = strongest_first(edges + composite_edges(tables, profiles, touching))
+    with stage(seconds, "paths"):
+        kept_edges, kept_paths = _kept(previous)
+        pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
+    with stage(seconds, "select"):
+        selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
+        passed = [e for e in edges if e.passes(tau_2h)]
+        graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
     _log_outcome(len(tables), edges, pools, selected, tau_2h, touching)
     return JoinDiscovery(
         paths=selected,

@@ -38,11 +38,15 @@ def grouped_store(store: Any) -> tuple[Any, str, str | None] | None:
     try:
         if not client.collection_exists(collection):
             return None
+        vectors = client.get_collection(collection).config.params.vectors
     except Exception:  # a store we cannot ask: the generic path still works
         return None
-    legacy = getattr(store, "_legacy_vector_format", None)
-    using = None if legacy else getattr(store, "dense_vector_name", None)
-    return client, collection, using
+    # the collection says whether its vectors are named (and the store's public field which name is dense);
+    # collections of older llama-index-vector-stores-qdrant versions hold one unnamed vector
+    if not isinstance(vectors, dict):
+        return client, collection, None
+    name = getattr(store, "dense_vector_name", None)
+    return client, collection, name if name in vectors or "" not in vectors else ""
 
 
 def grouped_top_k(

@@ -1,10 +1,9 @@
 """``PearlRetriever``: embed the question once, max-pool unit scores to tables.
 
 No LLM runs at query time (paper section 3.2). Where pooling happens depends on
-the vector store:
+the vector store (:mod:`llama_index_pearl.retrieval.state`):
 
-- the default exact FAISS store is searched directly
-  (:mod:`llama_index_pearl.retrieval.query_plan`): one top-n search, ties among the top-k
+- the default exact FAISS store is searched directly: one top-n search, ties among the top-k
   tables settled from the tied tables' stored vectors, and one pass over every
   stored vector only when the top-n cannot decide. Exact max-pooling, with a
   bounded cost per query;
@@ -24,9 +23,11 @@ a question that shares words with the units takes the generic path there; the
 generic path fetches more while an unfetched unit could be lifted into the top k
 by its words.
 
-Each returned table carries join hints (:mod:`llama_index_pearl.retrieval.join_hints`)
-towards the other returned tables. Retrieval holds the index's read lock, so an
-``insert_tables``/``delete_table`` applies before or after a query, never during.
+``_retrieve`` and ``_aretrieve`` run one body (:meth:`PearlRetriever._body`), a generator that asks its
+driver for the steps that differ: take the read lock (answered with the index's retrieval state), embed,
+fetch units from a generic store, and run CPU-bound work (the search), which the async driver runs in a
+worker thread. The read lock is held from the first step to the result, so an ``insert_tables`` or
+``delete_table`` applies before or after a retrieval, never during it.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -34,16 +35,18 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import AsyncExitStack, ExitStack
+from dataclasses import dataclass
 from typing import Any
 
+import llama_index.core.instrumentation as instrument
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.corpus.stores import normalise
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import (
     UnitHit,
@@ -53,13 +56,46 @@ from llama_index_pearl.retrieval.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.retrieval.query_plan import Hit, QueryPlan, RetrievableIndex, query_plan
+from llama_index_pearl.retrieval.result_nodes import Hit
+from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever"]
 
+dispatcher = instrument.get_dispatcher(__name__)
+
 MIN_FETCH = 32
-QUERY_CACHE_SIZE = 256  # repeated questions (chat turns, retries) skip the encoder
+
+
+@dataclass(frozen=True)
+class _Read:
+    """Take the index's read lock until the retrieval returns; answered with the retrieval state."""
+
+
+@dataclass(frozen=True)
+class _Embed:
+    """Embed these strings as one query (several: their mean, as LlamaIndex aggregates them)."""
+
+    strings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Fetch:
+    """The top ``n`` units of a generic store, through LlamaIndex's retriever."""
+
+    query: QueryBundle
+    n: int
+
+
+@dataclass(frozen=True)
+class _Work:
+    """CPU-bound work: run in place, or in a worker thread by the async driver."""
+
+    run: Callable[[], Any]
+
+
+Step = _Read | _Embed | _Fetch | _Work
+Body = Generator[Step, Any, list[NodeWithScore]]
 
 
 class PearlRetriever(BaseRetriever):
@@ -67,7 +103,7 @@ class PearlRetriever(BaseRetriever):
 
     Args:
         index: The index to search.
-        similarity_top_k: How many tables to return.
+        similarity_top_k: How many tables to return (settable afterwards, as on ``VectorIndexRetriever``).
         fetch_k: Units asked for in the first round; default ``max(32, 4k)``.
         include_join_hints_in_text: Append join hints to the node text
             (``JOIN concert.stadium_id = stadium.stadium_id (explicit)``), for LLM consumption;
@@ -80,12 +116,18 @@ class PearlRetriever(BaseRetriever):
         verbose: Log each retrieval.
 
     Each result is one ``NodeWithScore`` per table: the node text is the table's
-    serialization for an LLM, the score is the pooled cosine, and the metadata
-    names the table (``table_id``), the unit that matched (``matched_unit_id``,
-    ``matched_kind``, ``matched_table_ids``, ``matched_question``) and
-    ``join_hints``: for each other returned table it joins (directly, or through
-    one named intermediate table), the column pairs and whether each join is
-    declared, explicit or implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`).
+    serialization for an LLM, the score is the table's pooled score (the best fused
+    score, cosine plus lexical evidence, over the units that contain the table), and the
+    metadata names the table (``table_id``), the unit that matched (``matched_unit_id``,
+    ``matched_kind``, ``matched_table_ids``, ``matched_question``), that unit's raw
+    ``cosine`` with the question, and ``join_hints``: for each other returned table it joins
+    (directly, or through one named intermediate table), the column pairs and whether each
+    join is declared, explicit or implicit (see
+    :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`).
+
+    A ``QueryBundle``'s ``embedding`` is used as given; else its ``custom_embedding_strs`` are
+    embedded (their mean, like LlamaIndex's retrievers), else its ``query_str``. Lexical
+    evidence always reads ``query_str``.
     """
 
     def __init__(
@@ -97,198 +139,154 @@ class PearlRetriever(BaseRetriever):
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
-        **kwargs: Any,
     ) -> None:
-        if not _positive_int(similarity_top_k):
-            raise ValueError(f"similarity_top_k must be an integer >= 1, got {similarity_top_k!r}")
         if fetch_k is not None and not _positive_int(fetch_k):
             raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         if not 0.0 <= lexical_weight < float("inf"):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
         self._index = index
         self._lexical_weight = float(lexical_weight)
-        self._similarity_top_k = similarity_top_k
+        self.similarity_top_k = similarity_top_k
         self._fetch_k = fetch_k
         self._include_join_hints_in_text = include_join_hints_in_text
-        super().__init__(callback_manager=callback_manager, verbose=verbose, **kwargs)
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     @property
     def similarity_top_k(self) -> int:
+        """Tables returned per question."""
         return self._similarity_top_k
 
-    def _first_fetch(self, n_units: int) -> int:
-        wanted = self._fetch_k or max(MIN_FETCH, 4 * self._similarity_top_k)
-        return min(n_units, wanted)
+    @similarity_top_k.setter
+    def similarity_top_k(self, value: int) -> None:
+        if not _positive_int(value):
+            raise ValueError(f"similarity_top_k must be an integer >= 1, got {value!r}")
+        self._similarity_top_k = value
 
-    def _nodes(self, plan: QueryPlan, hits: list[Hit]) -> list[NodeWithScore]:
-        return plan.nodes(hits, self._include_join_hints_in_text)
+    @property
+    def lexical_weight(self) -> float:
+        return self._lexical_weight
 
-    # ------------------------------------------------------- thread safety
-    def retrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
-        """Retrieve tables; an ``insert_tables``/``delete_table`` applies before or after, never during."""
-        with self._index.read_lock():
-            return super().retrieve(str_or_query_bundle)
+    def _first_fetch(self, n_units: int, k: int) -> int:
+        return min(n_units, self._fetch_k or max(MIN_FETCH, 4 * k))
 
-    async def aretrieve(self, str_or_query_bundle: QueryType) -> list[NodeWithScore]:
-        """Async :meth:`retrieve`; waiting for an update happens off the event loop."""
-        async with self._index.aread_lock():
-            return await super().aretrieve(str_or_query_bundle)
-
-    # ----------------------------------------------------------------- sync
-    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        if query_bundle.embedding is None:
-            query_bundle = _with_embedding(query_bundle, self._embed(query_bundle.query_str))
-        else:
-            query_bundle = _checked(query_bundle)
-        plan = query_plan(self._index)
-        if plan.direct:
-            return self._nodes(plan, self._search(plan, query_bundle))
-        lexical = self._lexical_scores(plan, query_bundle)
-        if plan.grouped is not None and not lexical:
-            return self._nodes(plan, plan.search_grouped(query_bundle.embedding or [], self._similarity_top_k))
-        n_units = len(plan.unit_ids)
-        fetch = self._first_fetch(n_units)
-        while True:
-            fetched = self._fetch(query_bundle, fetch)
-            hits = self._pool(plan, self._fuse(fetched, lexical), fetched, fetch, n_units)
-            if hits is not None:
-                return self._nodes(plan, hits)
-            fetch = next_fetch_size(fetch, n_units)
-
-    def _search(self, plan: QueryPlan, query_bundle: QueryBundle) -> list[Hit]:
-        assert query_bundle.embedding is not None
-        boost = plan.lexical_boost(query_bundle.query_str, self._lexical_weight)
-        return plan.search(query_bundle.embedding, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boost)
-
-    def _fetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
-        unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
-        return [self._hit(n) for n in unit_retriever.retrieve(query_bundle)]
-
-    # ---------------------------------------------------------------- async
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        if query_bundle.embedding is None:
-            question = query_bundle.query_str
-            cached = self._cached(question)
-            embedding = (
-                cached if cached is not None else self._remember(question, await self._index.aembed_query(question))
-            )
-            query_bundle = _with_embedding(query_bundle, embedding)
-        else:
-            query_bundle = _checked(query_bundle)
-        plan = query_plan(self._index)
-        if plan.direct:
-            return self._nodes(plan, self._search(plan, query_bundle))
-        lexical = self._lexical_scores(plan, query_bundle)
-        if plan.grouped is not None and not lexical:
-            embedding = query_bundle.embedding or []
-            hits = await asyncio.to_thread(plan.search_grouped, embedding, self._similarity_top_k)
-            return self._nodes(plan, hits)
-        n_units = len(plan.unit_ids)
-        fetch = self._first_fetch(n_units)
-        while True:
-            fetched = await self._afetch(query_bundle, fetch)
-            hits = self._pool(plan, self._fuse(fetched, lexical), fetched, fetch, n_units)
-            if hits is not None:
-                return self._nodes(plan, hits)
-            fetch = next_fetch_size(fetch, n_units)
-
-    async def _afetch(self, query_bundle: QueryBundle, fetch: int) -> list[UnitHit]:
-        unit_retriever = self._index.vector_index.as_retriever(similarity_top_k=fetch)
-        return [self._hit(n) for n in await unit_retriever.aretrieve(query_bundle)]
-
-    # ---------------------------------------------------------- query cache
-    def _embed(self, question: str) -> list[float]:
-        cached = self._cached(question)
-        return cached if cached is not None else self._remember(question, self._index.embed_query(question))
-
-    def _query_cache(self) -> OrderedDict[tuple[int, str], list[float]]:
-        """Recent query embeddings of this index (shared by its retrievers), keyed by model and question."""
-        return self._index.__dict__.setdefault("_query_embeddings", OrderedDict())
-
-    def _cached(self, question: str) -> list[float] | None:
-        cache = self._query_cache()
-        key = (id(self._index.embed_model), question)
-        embedding = cache.get(key)
+    # ------------------------------------------------------------- the body
+    def _body(self, query_bundle: QueryBundle) -> Body:
+        """One retrieval, as the steps its driver runs (see the module docstring)."""
+        k = self._similarity_top_k
+        state: RetrievalState = yield _Read()
+        embedding = _given_embedding(query_bundle)
         if embedding is None:
-            return None
-        cache.move_to_end(key)
-        return list(embedding)
+            strings = tuple(query_bundle.embedding_strs)
+            embedding = state.query_cache.get(strings)
+            if embedding is None:
+                embedding = yield _Embed(strings)
+                state.query_cache.put(strings, embedding)
+        question = query_bundle.query_str
+        if state.direct:
+            hits = yield _Work(lambda: self._search(state, question, embedding, k))
+        else:
+            hits = yield from self._pooled(state, QueryBundle(query_str=question, embedding=embedding), k)
+        return state.nodes.nodes(hits, state.units, self._include_join_hints_in_text)
 
-    def _remember(self, question: str, embedding: list[float]) -> list[float]:
-        cache = self._query_cache()
-        cache[(id(self._index.embed_model), question)] = list(embedding)
-        while len(cache) > QUERY_CACHE_SIZE:
-            cache.popitem(last=False)
-        return embedding
+    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[Hit]:
+        boost = state.lexical_boost(question, self._lexical_weight)
+        query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        return state.search_many(query, k, self._first_fetch(len(state.unit_ids), k), [boost])[0]
 
-    # ---------------------------------------------------------------- batch
-    def retrieve_many(self, questions: Sequence[str | QueryBundle], batch_size: int = 64) -> list[list[NodeWithScore]]:
-        """Retrieve for many questions: embeddings in batches, one store search for all of them.
+    def _pooled(self, state: RetrievalState, query: QueryBundle, k: int) -> Generator[Step, Any, list[Hit]]:
+        """Qdrant's grouped search, or pooling rounds over a generic store's top units."""
+        lexical: dict[str, float] = {}
+        if self._lexical_weight > 0:
+            lexical = yield _Work(lambda: state.lexical_scorer().scores(query.query_str))
+        if state.grouped is not None and not lexical:
+            return (yield _Work(lambda: state.search_grouped(query.embedding or [], k)))
+        n_units = len(state.unit_ids)
+        fetch = self._first_fetch(n_units, k)
+        while True:
+            fetched: list[UnitHit] = yield _Fetch(query, fetch)
+            hits = self._pool_round(fetched, lexical, fetch, n_units, k)
+            if hits is not None:
+                return hits
+            fetch = next_fetch_size(fetch, n_units)
 
-        Results equal :meth:`retrieve` on each question. Per-question retrieval
-        events are not emitted (one batch is not one query).
+    def _pool_round(
+        self, fetched: list[UnitHit], lexical: dict[str, float], fetch: int, n_units: int, k: int
+    ) -> list[Hit] | None:
+        """One round of the generic path: the top-k tables once final, ``None`` to fetch more.
 
-        Args:
-            questions: Questions, or query bundles (an attached embedding is used as is).
-            batch_size: Questions per encoder call.
-        """
-        bundles = self._embedded(questions, batch_size)
-        if not bundles:
-            return []
-        with self._index.read_lock():
-            plan = query_plan(self._index)
-            if not plan.direct:
-                return [self._retrieve(b) for b in bundles]
-            matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
-            boosts = [plan.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
-            hits = plan.search_many(matrix, self._similarity_top_k, self._first_fetch(len(plan.unit_ids)), boosts)
-            return [self._nodes(plan, h) for h in hits]
-
-    async def aretrieve_many(
-        self, questions: Sequence[str | QueryBundle], batch_size: int = 64
-    ) -> list[list[NodeWithScore]]:
-        """Async twin of :meth:`retrieve_many` (the encoder and a direct FAISS search run in a worker thread)."""
-        if isinstance(self._index.vector_index.vector_store, PearlFaissStore):
-            return await asyncio.to_thread(self.retrieve_many, questions, batch_size)
-        bundles = await asyncio.to_thread(self._embedded, questions, batch_size)
-        return [await self.aretrieve(b) for b in bundles]
-
-    def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
-        bundles = [q if isinstance(q, QueryBundle) else QueryBundle(query_str=q) for q in questions]
-        missing = [i for i, b in enumerate(bundles) if b.embedding is None]
-        if missing:
-            vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in missing], batch_size)
-            for i, vector in zip(missing, vectors):
-                bundles[i] = _with_embedding(bundles[i], vector.tolist())
-        return [_checked(b) for b in bundles]
-
-    # -------------------------------------------------------------- helpers
-    def _lexical_scores(self, plan: QueryPlan, query_bundle: QueryBundle) -> dict[str, float]:
-        if self._lexical_weight <= 0:
-            return {}
-        return plan.lexical_scorer().scores(query_bundle.query_str)
-
-    def _fuse(self, hits: list[UnitHit], lexical: dict[str, float]) -> tuple[list[UnitHit], bool]:
-        """Fetched units with lexical scores added, and whether no unfetched unit could still enter the top k.
-
-        A generic store cannot say what an unfetched unit's cosine is, so while one
-        could be lifted into the top k by its words (second value ``False``), the
-        retriever fetches more: the ranking stays exact.
+        A generic store cannot say what an unfetched unit's cosine is, so while one could be lifted
+        into the top k by its words, the retriever fetches more: the ranking stays exact.
         """
         weight = self._lexical_weight
-        open_candidates = lexical_candidates(hits, lexical, weight, self._similarity_top_k)
-        return fuse_lexical(hits, lexical, weight), not open_candidates
-
-    def _pool(
-        self, plan: QueryPlan, scored: tuple[list[UnitHit], bool], fetched: list[UnitHit], fetch: int, n_units: int
-    ) -> list[Hit] | None:
-        """One round of the generic path: the top-k tables once final, ``None`` to fetch more."""
-        hits, settled = scored
-        tables = max_pool(hits)
+        settled = not lexical_candidates(fetched, lexical, weight, k)
+        tables = max_pool(fuse_lexical(fetched, lexical, weight))
         exhausted = len(fetched) < fetch or fetch >= n_units
-        if exhausted or (settled and ranking_is_final(tables, self._similarity_top_k)):
-            return [(t.table_id, t.score, t.unit_id) for t in tables[: self._similarity_top_k]]
-        return None
+        if not (exhausted or (settled and ranking_is_final(tables, k))):
+            return None
+        cosine = {hit.unit_id: hit.score for hit in fetched}
+        return [Hit(t.table_id, t.score, t.unit_id, cosine[t.unit_id]) for t in tables[:k]]
+
+    # -------------------------------------------------------------- drivers
+    @dispatcher.span
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        body = self._body(query_bundle)
+        with ExitStack() as held:
+            answer = None
+            try:
+                while True:
+                    answer = self._run(body.send(answer), held)
+            except StopIteration as done:
+                return done.value
+            finally:
+                body.close()
+
+    @dispatcher.span
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        body = self._body(query_bundle)
+        async with AsyncExitStack() as held:
+            answer = None
+            try:
+                while True:
+                    answer = await self._arun(body.send(answer), held)
+            except StopIteration as done:
+                return done.value
+            finally:
+                body.close()
+
+    def _run(self, step: Step, held: ExitStack) -> Any:
+        if isinstance(step, _Read):
+            held.enter_context(self._index.read_lock())
+            return self._index.retrieval_state()
+        if isinstance(step, _Embed):
+            return self._embed(step.strings)
+        if isinstance(step, _Fetch):
+            return [self._hit(n) for n in self._unit_retriever(step.n).retrieve(step.query)]
+        return step.run()
+
+    async def _arun(self, step: Step, held: AsyncExitStack) -> Any:
+        if isinstance(step, _Read):
+            await held.enter_async_context(self._index.aread_lock())
+            return self._index.retrieval_state()
+        if isinstance(step, _Embed):
+            return await self._aembed(step.strings)
+        if isinstance(step, _Fetch):
+            return [self._hit(n) for n in await self._unit_retriever(step.n).aretrieve(step.query)]
+        return await asyncio.to_thread(step.run)
+
+    def _embed(self, strings: tuple[str, ...]) -> list[float]:
+        model = self._index.embed_model
+        if len(strings) == 1:
+            return _normalised(model.get_query_embedding(strings[0]), strings)
+        return _normalised(model.get_agg_embedding_from_queries(list(strings)), strings)
+
+    async def _aembed(self, strings: tuple[str, ...]) -> list[float]:
+        model = self._index.embed_model
+        if len(strings) == 1:
+            return _normalised(await model.aget_query_embedding(strings[0]), strings)
+        return _normalised(await model.aget_agg_embedding_from_queries(list(strings)), strings)
+
+    def _unit_retriever(self, n: int) -> BaseRetriever:
+        return self._index.vector_index.as_retriever(similarity_top_k=n)
 
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
         node = node_with_score.node
@@ -296,21 +294,75 @@ class PearlRetriever(BaseRetriever):
         metadata = unit.metadata if unit is not None else node.metadata
         return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
 
+    # ---------------------------------------------------------------- batch
+    @dispatcher.span
+    def retrieve_many(self, questions: Sequence[str | QueryBundle], batch_size: int = 64) -> list[list[NodeWithScore]]:
+        """Retrieve for many questions: embeddings in batches, one store search for all of them.
+
+        Results equal :meth:`retrieve` on each question. Per-question retrieval
+        events are not emitted (one batch is not one query); the batch is one span.
+
+        Args:
+            questions: Questions, or query bundles (an attached embedding is used as is).
+            batch_size: Questions per encoder call.
+        """
+        bundles = self._embedded(questions, batch_size)  # before the lock: a batch may take seconds
+        if not bundles:
+            return []
+        with self._index.read_lock():
+            state = self._index.retrieval_state()
+            if not state.direct:
+                return [self._retrieve(b) for b in bundles]
+            return self._search_many(state, bundles)
+
+    @dispatcher.span
+    async def aretrieve_many(
+        self, questions: Sequence[str | QueryBundle], batch_size: int = 64
+    ) -> list[list[NodeWithScore]]:
+        """Async twin of :meth:`retrieve_many`: the encoder and the search run in worker threads."""
+        bundles = await asyncio.to_thread(self._embedded, questions, batch_size)
+        if not bundles:
+            return []
+        async with self._index.aread_lock():
+            state = self._index.retrieval_state()
+            if not state.direct:
+                return [await self._aretrieve(b) for b in bundles]
+            return await asyncio.to_thread(self._search_many, state, bundles)
+
+    def _search_many(self, state: RetrievalState, bundles: list[QueryBundle]) -> list[list[NodeWithScore]]:
+        k = self._similarity_top_k
+        matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
+        boosts = [state.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
+        hits = state.search_many(matrix, k, self._first_fetch(len(state.unit_ids), k), boosts)
+        return [state.nodes.nodes(h, state.units, self._include_join_hints_in_text) for h in hits]
+
+    def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
+        """Bundles with their embeddings: given ones checked, plain questions embedded in batches."""
+        bundles = [q if isinstance(q, QueryBundle) else QueryBundle(query_str=q) for q in questions]
+        plain = [i for i, b in enumerate(bundles) if b.embedding is None and not b.custom_embedding_strs]
+        if plain:
+            vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in plain], batch_size)
+            for i, vector in zip(plain, vectors):
+                bundles[i] = QueryBundle(query_str=bundles[i].query_str, embedding=vector.tolist())
+        for i, bundle in enumerate(bundles):
+            embedding = _given_embedding(bundle)
+            if embedding is None:
+                embedding = self._embed(tuple(bundle.embedding_strs))
+            bundles[i] = QueryBundle(query_str=bundle.query_str, embedding=embedding)
+        return bundles
+
 
 def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _checked(query_bundle: QueryBundle) -> QueryBundle:
-    """The bundle, once its embedding is known to be finite (a ``ValueError`` naming the query if not)."""
-    finite_query_vector(query_bundle.embedding or [], query_bundle.query_str)
-    return query_bundle
+def _given_embedding(query_bundle: QueryBundle) -> list[float] | None:
+    """The bundle's own embedding once known to be finite (a ``ValueError`` naming the query if not)."""
+    if query_bundle.embedding is None:
+        return None
+    return finite_query_vector(query_bundle.embedding, query_bundle.query_str)
 
 
-def _with_embedding(query_bundle: QueryBundle, embedding: list[float]) -> QueryBundle:
-    """The same question with its (normalised) query embedding attached."""
-    return QueryBundle(
-        query_str=query_bundle.query_str,
-        custom_embedding_strs=query_bundle.custom_embedding_strs,
-        embedding=embedding,
-    )
+def _normalised(vector: Sequence[float], strings: tuple[str, ...]) -> list[float]:
+    """A query vector of unit length; a non-finite one (a broken encoder) raises ``ValueError``."""
+    return finite_query_vector(normalise([vector])[0], " | ".join(strings))

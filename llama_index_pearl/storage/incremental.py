@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import networkx as nx
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
@@ -36,7 +38,7 @@ from llama_index_pearl.corpus.build import selection_budget, split_for_generator
 from llama_index_pearl.corpus.stores import embedded
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
-from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, resolve_budget
+from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sources import TableSource, load_tables
 from llama_index_pearl.tables.table import Table
@@ -163,7 +165,13 @@ class IndexChange:
 def insert_tables(
     index: UpdatableIndex, tables: TableSource, config: PearlConfig, replace: bool, show_progress: bool
 ) -> UpdateReport:
-    """See ``PearlTableIndex.insert_tables`` (which holds the index's update lock around this)."""
+    """See ``PearlTableIndex.insert_tables`` (which holds the index's update lock around this).
+
+    A replace is planned as the deletes followed by the insert, against the index as the deletes will
+    leave it (:class:`_Without`), and applied as one change after the new units are embedded: if
+    anything fails before that, the index still holds the old tables, and a retrieval never sees it
+    without them.
+    """
     report = UpdateReport()
     with stage(report.seconds, "total"):
         with stage(report.seconds, "load"):
@@ -171,9 +179,14 @@ def insert_tables(
         existing = [t.id for t in loaded if t.id in index.tables]
         if existing and not replace:
             raise ValueError(f"Tables already in the index: {', '.join(existing)} (pass replace=True to replace them)")
+        planned: UpdatableIndex = index
+        deletes: list[IndexChange] = []
         for table_id in existing:
-            report.merge(delete_table(index, table_id, allow_empty=True))
-        change = plan_insert(index, loaded, config, show_progress=show_progress)
+            deletes.append(plan_delete(planned, table_id, allow_empty=True))
+            planned = _Without(planned, deletes[-1])
+        change = plan_insert(planned, loaded, config, show_progress=show_progress)
+        if deletes:
+            change = _after_deletes(deletes, change, planned.join_graph)
         # embedding happens outside the index's write lock: retrievals go on meanwhile
         with stage(change.report.seconds, "embed"), embedded(change.units, index.embed_model, show_progress):
             index.apply_change(change)
@@ -181,9 +194,73 @@ def insert_tables(
     return report
 
 
-def delete_table(index: UpdatableIndex, table_id: str, *, allow_empty: bool = False) -> UpdateReport:
-    """See ``PearlTableIndex.delete_table``; ``allow_empty`` lets a replace remove the last table."""
-    change = plan_delete(index, table_id, allow_empty=allow_empty)
+def _after_deletes(deletes: Sequence[IndexChange], insert: IndexChange, graph: nx.Graph) -> IndexChange:
+    """One change: the deletes, then the insert planned after them (``graph``: the join graph they leave)."""
+    report = UpdateReport()
+    for change in (*deletes, insert):
+        report.merge(change.report)
+    return IndexChange(
+        tables=insert.tables,
+        units=insert.units,
+        removed_tables=[t for d in deletes for t in d.removed_tables],
+        removed_units=[u for d in deletes for u in d.removed_units],
+        join_graph=insert.join_graph if insert.join_graph is not None else graph,
+        report=report,
+    )
+
+
+@dataclass
+class _Without:
+    """An index as it will be once a planned delete is applied: what the insert of a replace is planned on."""
+
+    index: UpdatableIndex
+    change: IndexChange
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return {k: t for k, t in self.index.tables.items() if k not in self.change.removed_tables}
+
+    @property
+    def units(self) -> list[TextNode]:
+        removed = set(self.change.removed_units)
+        return [u for u in self.index.units if u.node_id not in removed]
+
+    @property
+    def join_graph(self) -> nx.Graph:
+        assert self.change.join_graph is not None  # plan_delete always sets it
+        return self.change.join_graph
+
+    @property
+    def join_paths(self) -> list[JoinPath]:
+        return paths_from_graph(self.join_graph)
+
+    @property
+    def embed_model(self) -> BaseEmbedding:
+        return self.index.embed_model
+
+    @property
+    def vector_index(self) -> VectorStoreIndex:
+        return self.index.vector_index
+
+    @property
+    def config(self) -> PearlConfig:
+        return self.index.config
+
+    @property
+    def serializer(self) -> Serializer:
+        return self.index.serializer
+
+    @property
+    def generator(self) -> QueryGenerator | None:
+        return self.index.generator
+
+    def apply_change(self, change: IndexChange) -> None:
+        raise RuntimeError("A planned state of an index cannot be changed; apply to the index itself")
+
+
+def delete_table(index: UpdatableIndex, table_id: str) -> UpdateReport:
+    """See ``PearlTableIndex.delete_table``."""
+    change = plan_delete(index, table_id)
     with stage(change.report.seconds, "delete"):
         index.apply_change(change)
     return change.report
@@ -195,7 +272,7 @@ def plan_insert(
     """Units, tables and graph an insert adds (nothing embedded yet); see ``PearlTableIndex.insert_tables``.
 
     Args:
-        index: The index, after any replaced tables were deleted.
+        index: The index, as any replaced tables' deletes will leave it.
         loaded: The tables to add, none of them in the index.
         config: The build's settings, with the insert's own reading/generation options.
         show_progress: Show progress bars.

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from llama_index.core import Settings, StorageContext, load_index_from_storage
+from llama_index.core import StorageContext, load_index_from_storage
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.storage.index_store import SimpleIndexStore
@@ -79,7 +79,6 @@ from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
     encoder_identity,
-    resolve_embed_model,
     resolve_llm,
     same_encoder,
 )
@@ -264,11 +263,7 @@ def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None
     recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
     model = given
     if model is None:
-        explicit = resolve_embed_model(None) if getattr(Settings, "_embed_model", None) is not None else None
-        if explicit is not None and (allow_change or same_encoder(encoder_identity(explicit), recorded)):
-            model = explicit
-        else:
-            model = encoder_from_identity(recorded)
+        model = encoder_from_identity(recorded)
         if model is None:
             raise ValueError(
                 f"The index at {str(folder)!r} was built with encoder {recorded.get('class', '?')}"
@@ -345,7 +340,7 @@ def load_index(
     check_units(folder / DOCSTORE, units, table_ids, manifest["n_units"])
     store = vector_index.vector_store
     if isinstance(store, PearlFaissStore):
-        check_vector_ids(folder / ID_MAP_FILE, store._node_id_to_faiss_id_map, {u.node_id for u in units})
+        check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])

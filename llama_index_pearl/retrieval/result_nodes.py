@@ -1,0 +1,153 @@
+"""The ``NodeWithScore`` a retriever returns per table: its text, the matched unit and the join hints.
+
+What does not depend on the question is prepared once: each table's text and node id when a retrieval
+state is built (kept across revisions while the table object is the same), the join hints once per
+distinct result set, each hint's dict once per hint.
+
+Pipeline step: retrieval (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import networkx as nx
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.tables.table import Table
+
+__all__ = ["HINT_CACHE_SIZE", "Hit", "ResultNodes", "UnitInfo"]
+
+_TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
+HINT_CACHE_SIZE = 4096  # result sets
+
+
+class Hit(NamedTuple):
+    """One retrieved table: its fused score, the unit that gave it and that unit's cosine alone."""
+
+    table_id: str
+    score: float
+    unit_id: str
+    cosine: float
+
+
+class UnitInfo(NamedTuple):
+    """What a result node says of its matched unit."""
+
+    kind: str | None
+    table_ids: list[str]
+    question: str | None
+
+
+class ResultNodes:
+    """Result nodes of one revision of an index.
+
+    Args:
+        tables: The index's tables by id.
+        join_graph: Its join graph.
+        table_text: Renders a table's text for an LLM (``PearlTableIndex.table_text``).
+        previous: The previous revision's instance: texts of unchanged tables are reused.
+    """
+
+    def __init__(
+        self,
+        tables: Mapping[str, Table],
+        join_graph: nx.Graph,
+        table_text: Callable[[str], str],
+        previous: ResultNodes | None = None,
+    ) -> None:
+        self._graph = join_graph
+        # every table's text up front (benchmarks/README.md, query latency): rendered on first return instead,
+        # the 25,000-table synthetic index paid it in its queries for as long as new tables kept coming back
+        reusable = previous._texts if previous is not None else {}
+        self._texts: dict[str, tuple[Table, str, str]] = {}
+        for table_id, table in tables.items():
+            old = reusable.get(table_id)
+            if old is not None and old[0] is table:
+                self._texts[table_id] = old
+            else:
+                self._texts[table_id] = (table, str(uuid.uuid5(_TABLE_NAMESPACE, table_id)), table_text(table_id))
+        self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
+        self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def text(self, table_id: str) -> str:
+        """The table's text (without join hints)."""
+        return self._texts[table_id][2]
+
+    def nodes(
+        self, hits: Sequence[Hit], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
+    ) -> list[NodeWithScore]:
+        """One ``NodeWithScore`` per hit, the join hints of this result set in each node's metadata.
+
+        Args:
+            hits: The retrieved tables, best first.
+            units: What each matched unit is.
+            include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
+        """
+        hints = self._join_hints(tuple(hit.table_id for hit in hits))
+        return [
+            NodeWithScore(
+                node=self._node(hit, units, hints_for_table(hints, hit.table_id), include_join_hints_in_text),
+                score=hit.score,
+            )
+            for hit in hits
+        ]
+
+    def _join_hints(self, table_ids: tuple[str, ...]) -> list[JoinHint]:
+        """Hints of a result set, computed once per distinct set of returned tables (in order)."""
+        with self._lock:
+            hints = self._hints.get(table_ids)
+        if hints is None:
+            hints = compute_join_hints(self._graph, table_ids)
+            with self._lock:
+                if len(self._hints) >= HINT_CACHE_SIZE:
+                    self._hints.clear()
+                    self._hint_dicts.clear()
+                self._hints[table_ids] = hints
+        return hints
+
+    def _hint_dict(self, hint: JoinHint) -> dict[str, Any]:
+        """``hint.to_dict()``, built once per hint and copied per result (callers may edit their metadata)."""
+        with self._lock:
+            cached = self._hint_dicts.get(id(hint))
+            if cached is None or cached[0] is not hint:
+                cached = self._hint_dicts[id(hint)] = (hint, hint.to_dict())
+        data = cached[1]
+        hops, alternatives = (
+            [{**join, "column_pairs": [list(pair) for pair in join["column_pairs"]]} for join in data[part]]
+            for part in ("hops", "alternatives")
+        )
+        return {"tables": list(data["tables"]), "via": data["via"], "hops": hops, "alternatives": alternatives}
+
+    def _node(
+        self, hit: Hit, units: Mapping[str, UnitInfo], hints: list[JoinHint], include_join_hints_in_text: bool
+    ) -> TextNode:
+        unit = units.get(hit.unit_id, UnitInfo(None, [], None))
+        metadata = {
+            "table_id": hit.table_id,
+            "matched_unit_id": hit.unit_id,
+            "matched_kind": unit.kind,
+            "matched_table_ids": list(unit.table_ids),
+            "matched_question": unit.question,
+            "cosine": hit.cosine,
+            "join_hints": [self._hint_dict(h) for h in hints],
+        }
+        _, node_id, text = self._texts[hit.table_id]
+        # in the text, a hint follows the later-ranked of its two tables, so a context that
+        # concatenates the nodes (query/chat engines) reads each join once
+        own = [h for h in hints if h.tables[-1] == hit.table_id]
+        if include_join_hints_in_text and own:
+            text = f"{text}\n{format_join_hints(own)}"
+        # excluded keys given to the constructor: assigned afterwards, each is validated again (pydantic)
+        return TextNode(
+            id_=node_id,
+            text=text,
+            metadata=metadata,
+            excluded_llm_metadata_keys=[key for key in metadata if key != "table_id"],
+            excluded_embed_metadata_keys=list(metadata),
+        )

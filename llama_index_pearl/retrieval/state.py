@@ -1,0 +1,202 @@
+"""``RetrievalState``: what a query reads of one revision of an index, built once, swapped by the index.
+
+The index owns it (``PearlTableIndex.retrieval_state``): built on the first retrieval after a build or load,
+then built again by every update (``apply_change``, under the index's write lock) from the previous one, and
+swapped in with the change. Retrievers read it under the read lock and never write it; its lazy parts (BM25,
+join hints) and the query-embedding cache it hands on to the next state are safe under threads.
+
+It numbers units in the store's order and tables in the index's order, keeps unit <-> table membership as
+arrays (:class:`~llama_index_pearl.retrieval.pooling.Memberships`), and searches:
+
+- the default store (:class:`~llama_index_pearl.corpus.stores.PearlFaissStore`) exactly through its
+  :class:`~llama_index_pearl.corpus.stores.ExactView`: one top-n search, ties settled from the stored vectors
+  of the tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare case the
+  top-n cannot decide (fewer than k tables, or a tie at its last score), or when lexical evidence is added,
+  one pass scoring every stored vector, its best units pooled
+  (:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`);
+- a Qdrant store with Qdrant's grouped search (:mod:`~llama_index_pearl.retrieval.grouped_search`);
+- other stores through LlamaIndex's retriever (``PearlRetriever`` fetches, this state pools).
+
+Pipeline step: retrieval (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Protocol
+
+import numpy as np
+from llama_index.core.schema import TextNode
+
+from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.corpus.units import lexical_text
+from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
+from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
+from llama_index_pearl.retrieval.result_nodes import Hit, ResultNodes, UnitInfo
+from llama_index_pearl.storage.state import IndexState
+
+__all__ = ["RetrievableIndex", "RetrievalState"]
+
+
+class RetrievableIndex(IndexState, Protocol):
+    """What retrieval reads of an index (``PearlTableIndex`` is one); the retriever never imports the index."""
+
+    @property
+    def revision(self) -> int: ...
+
+    def unit(self, unit_id: str) -> TextNode | None: ...
+
+    def table_text(self, table_id: str) -> str: ...
+
+    def retrieval_state(self) -> RetrievalState: ...
+
+    def read_lock(self) -> AbstractContextManager[None]: ...
+
+    def aread_lock(self) -> AbstractAsyncContextManager[None]: ...
+
+
+class RetrievalState:
+    """Arrays, searches and caches for retrieving from one revision of a :class:`RetrievableIndex`.
+
+    Args:
+        index: The index, read once here (call with its read or write lock held).
+        previous: The state of the previous revision: its table texts (of unchanged tables) and its
+            query-embedding cache are reused.
+    """
+
+    def __init__(self, index: RetrievableIndex, previous: RetrievalState | None = None) -> None:
+        self.revision = index.revision
+        store = index.vector_index.vector_store
+        self.view = store.exact_view() if isinstance(store, PearlFaissStore) else None
+        self.grouped = None if self.view is not None else grouped_store(store)
+        self.unit_ids = self.view.unit_ids if self.view is not None else [u.node_id for u in index.units]
+        self.table_ids = list(index.tables)
+        number = {table_id: i for i, table_id in enumerate(self.table_ids)}
+        self._nodes = [index.unit(unit_id) for unit_id in self.unit_ids]
+        self.units: dict[str, UnitInfo] = {}
+        lists = []
+        for unit_id, unit in zip(self.unit_ids, self._nodes):
+            metadata = unit.metadata if unit is not None else {}
+            table_ids = list(metadata.get("table_ids", []))
+            self.units[unit_id] = UnitInfo(metadata.get("kind"), table_ids, metadata.get("question"))
+            lists.append([number[t] for t in table_ids if t in number])
+        self.memberships = Memberships.from_lists(lists, len(self.table_ids))
+        self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
+        self.nodes = ResultNodes(
+            index.tables, index.join_graph, index.table_text, previous.nodes if previous is not None else None
+        )
+        self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
+        self._lexical: LexicalScorer | None = None
+        self._lexical_lock = threading.Lock()
+
+    @property
+    def direct(self) -> bool:
+        """Searched in process (the default FAISS store)."""
+        return self.view is not None
+
+    # --------------------------------------------------------------- lexical
+    def lexical_scorer(self) -> LexicalScorer:
+        """BM25 over the units' lexical texts, in unit-number order; built on first use of this state."""
+        with self._lexical_lock:
+            if self._lexical is None:
+                if not self.unit_ids:
+                    raise ValueError("The index holds no units to score")
+                texts = [lexical_text(u) if u is not None else "" for u in self._nodes]
+                self._lexical = LexicalScorer(self.unit_ids, texts)
+            return self._lexical
+
+    def lexical_boost(self, question: str, weight: float) -> np.ndarray | None:
+        """``weight`` × each unit's normalised lexical score, by unit number; ``None`` when there is none to add.
+
+        Args:
+            question: The question.
+            weight: The retriever's ``lexical_weight``.
+        """
+        if weight <= 0:
+            return None
+        raw = self.lexical_scorer().raw_scores(question)
+        top = float(raw.max(initial=0.0))
+        if top <= 0.0:
+            return None
+        return (weight * (raw.astype(np.float64) / top)).astype(np.float32)
+
+    # ---------------------------------------------------------------- search
+    def search_many(
+        self, queries: np.ndarray, k: int, fetch: int, boosts: Sequence[np.ndarray | None] | None = None
+    ) -> list[list[Hit]]:
+        """Exact top-``k`` tables per query embedding (default FAISS store only).
+
+        Args:
+            queries: Query embeddings, one row each.
+            k: Tables wanted.
+            fetch: Units asked for in the top-n search.
+            boosts: Lexical score to add per unit, per query (:meth:`lexical_boost`). A unit the top-n
+                missed may then outrank it, so every stored vector is scored (the same work as FAISS's
+                exact flat search) and the best fused units pooled.
+        """
+        vectors = np.ascontiguousarray(queries, dtype=np.float32)
+        n = min(fetch, len(self.unit_ids))
+        if n == 0:
+            return [[] for _ in range(len(vectors))]
+        boosts = list(boosts) if boosts is not None else [None] * len(vectors)
+        results = [[] if b is None else self._pool_everything(v, k, n, b) for v, b in zip(vectors, boosts)]
+        dense = [i for i, b in enumerate(boosts) if b is None]
+        if dense:
+            assert self.view is not None
+            scores, units = self.view.top(vectors[dense], n)
+            for row, i in enumerate(dense):
+                results[i] = self._pool(vectors[i], scores[row], units[row], k)
+        return results
+
+    def _pool(self, query: np.ndarray, scores: np.ndarray, units: np.ndarray, k: int) -> list[Hit]:
+        assert self.view is not None
+        view = self.view
+        kept = units >= 0
+        units, scores = units[kept], scores[kept]
+        order = np.lexsort((units, -scores))  # equal scores in store order, as pooling defines
+        pooled = pool_top_units(
+            units[order],
+            scores[order],
+            self.memberships,
+            k,
+            exhausted=len(units) >= len(self.unit_ids),
+            unit_scores=lambda wanted: view.scores(query, wanted),
+        )
+        if pooled is None:
+            return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
+        return self.hits(pooled)
+
+    def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[Hit]:
+        """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first."""
+        assert self.view is not None
+        cosines = self.view.all_scores(query)
+        fused = cosines + boost if boost is not None else cosines
+        return self.hits(pool_best_units(fused, self.memberships, k, fetch), cosines)
+
+    def search_grouped(self, query: Sequence[float], k: int) -> list[Hit]:
+        """Exact top-``k`` tables pooled by Qdrant's grouped search (module ``grouped_search``)."""
+        assert self.grouped is not None
+        found = grouped_top_k(self.grouped, query, k, len(self.table_ids), self._store_order)
+        return [Hit(table, score, unit, score) for table, score, unit in found]
+
+    def _store_order(self, table_id: str, unit_id: str) -> tuple[int, int]:
+        """Where ``max_pool`` over units in store order would meet this table first (fully tied tables)."""
+        tables = self.units[unit_id].table_ids if unit_id in self.units else []
+        position = tables.index(table_id) if table_id in tables else 0
+        return self._unit_number.get(unit_id, len(self.unit_ids)), position
+
+    def hits(self, pooled: Sequence[Pooled], cosines: np.ndarray | None = None) -> list[Hit]:
+        """Pooled results as hits; ``cosines`` by unit number when the pooled scores are fused."""
+        return [
+            Hit(
+                self.table_ids[p.table],
+                p.score,
+                self.unit_ids[p.unit],
+                float(cosines[p.unit]) if cosines is not None else p.score,
+            )
+            for p in pooled
+        ]
