@@ -115,7 +115,9 @@ def test_a_sorted_parent_is_read_past_its_first_rows():
 
 
 def test_own_business_ids_of_the_same_format_are_no_join():
-    items = pd.DataFrame({"i_item_sk": [str(i) for i in range(1, 31)], "i_item_id": [f"AAAA{i:04d}" for i in range(30)]})
+    items = pd.DataFrame(
+        {"i_item_sk": [str(i) for i in range(1, 31)], "i_item_id": [f"AAAA{i:04d}" for i in range(30)]}
+    )
     customers = pd.DataFrame(
         {"c_customer_sk": [str(i) for i in range(1, 21)], "c_customer_id": [f"AAAA{i:04d}" for i in range(20)]}
     )

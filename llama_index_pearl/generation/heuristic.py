@@ -24,8 +24,8 @@ from typing import Any
 from llama_index_pearl.generation.base import QueryGenerator, register_generator
 from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequest, GenerationResult, PathRequest
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
-from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.naming import bare_name, column_prefix
+from llama_index_pearl.joins.paths import JoinKind, JoinPath
 from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.tables.table import Table, cell_text
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
