@@ -261,8 +261,9 @@ ESC_NAME = "sing\x1b]0;pwned\x07er"  # sets the terminal's title and rings its b
 def hostile_folder(tmp_path):
     folder = tmp_path / "hostile"
     folder.mkdir()
-    (folder / f"{ESC_NAME}.csv").write_text("singer_id,name\x1b[2J\n1,Joe\n2,Ann\n")
-    (folder / "concert.csv").write_text("concert_id,singer_id\n10,1\n11,2\n")
+    singers = "".join(f"{i},{name}\n" for i, name in enumerate(["Joe", "Ann", "Bo", "Cy", "Di"], 1))
+    (folder / f"{ESC_NAME}.csv").write_text("singer_id,name\x1b[2J\n" + singers)
+    (folder / "concert.csv").write_text("concert_id,singer_id\n10,1\n11,2\n12,2\n13,5\n")
     return folder
 
 

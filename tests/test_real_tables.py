@@ -170,3 +170,13 @@ def test_csv_options_still_win_on_an_r_export(tmp_path):
     (table,) = load_tables(tmp_path, csv_options={"delimiter": ";"})
     speed = next(p for p in profile_tables([table]) if p.column == "speed")
     assert table.columns == ["tailnum", "speed"] and (speed.dtype, speed.n_values) == ("int", 1)
+
+
+def test_two_references_to_one_key_are_joined_through_it_not_to_each_other():
+    teams = pd.DataFrame({"team_id": [f"T{i}" for i in range(10)], "city": [f"City {i}" for i in range(10)]})
+    batting = pd.DataFrame({"team_id": [f"T{i % 10}" for i in range(50)], "hits": [str(i) for i in range(50)]})
+    series = pd.DataFrame({"winner_team_id": [f"T{i % 10}" for i in range(30)], "round": ["WS"] * 30})
+    tables = [Table("mlb__teams", teams), Table("mlb__batting", batting), Table("mlb__series", series)]
+    graph = discover_join_paths(tables, EMB).graph
+    assert graph.has_edge("mlb__batting", "mlb__teams") and graph.has_edge("mlb__series", "mlb__teams")
+    assert not graph.has_edge("mlb__batting", "mlb__series")

@@ -15,6 +15,7 @@ numbered       ``home_player_1 -> Player.player_api_id``, ``concept_id_2 -> conc
 agent          ``creator_id -> users.id``, ``LastEditedBy -> People.PersonID``
 abbreviation   ``cust_id -> customers.cust_id``, ``dept_no -> departments.dept_no``
 compound_table ``topic_id -> forum_topics.id``, ``hero_id -> superhero.id``, ``ITEMID -> D_ITEMS``
+prefixed       a warehouse's column prefixes: ``l_partkey -> part.p_partkey``, ``ss_item_sk -> item.i_item_sk``
 same_name      the same name, not the parent's: ``SUBJECT_ID -> PATIENTS.SUBJECT_ID``, ``ID -> Patient.ID``
 unrelated      names that share nothing: ``car_names.MakeId -> cars_data.Id``, ``ShipVia -> Shippers``
 ============== =========================================================================
@@ -38,6 +39,7 @@ CONVENTIONS = (
     "agent",
     "abbreviation",
     "compound_table",
+    "prefixed",
     "same_name",
     "unrelated",
 )
@@ -54,6 +56,10 @@ def convention_class(child_column: str, parent_table: str, parent_column: str) -
         parent_table: The referenced table's id.
         parent_column: The referenced column.
     """
+    stripped = _without_prefix(child_column), _without_prefix(parent_column)
+    if stripped != (child_column, parent_column):
+        inner = convention_class(*stripped[:1], parent_table, stripped[1])
+        return "prefixed" if inner in ("entity_key", "same_name", "unrelated") else inner
     ref = naming.parse_reference(child_column)
     forms = naming.table_forms(parent_table)
     match, role = 0.0, False
@@ -72,6 +78,16 @@ def convention_class(child_column: str, parent_table: str, parent_column: str) -
     if match:
         return "abbreviation" if match == naming.ABBREVIATION_WORTH else "compound_table"
     return "same_name" if naming.name_tokens(child_column) == naming.name_tokens(parent_column) else "unrelated"
+
+
+def _without_prefix(column: str) -> str:
+    """A column's name without a leading word of at most three letters and an underscore (``l_`` of ``l_partkey``).
+
+    Only the names are read here, so any such word counts: a class for reporting, not a rule of discovery
+    (which reads a table's prefix from all its columns: ``naming.column_prefix``).
+    """
+    head, sep, rest = column.partition("_")
+    return rest if sep and rest and head.isalpha() and len(head) <= 3 else column
 
 
 def by_convention(predicted: Mapping[Pair, Key], gold: Mapping[Pair, Key]) -> dict[str, tuple[set[Pair], set[Pair]]]:

@@ -61,6 +61,7 @@ from llama_index_pearl.joins.composite import composite_edges
 from llama_index_pearl.joins.edges import (
     CandidateEdge,
     admissible_pairs,
+    drop_sibling_references,
     group_joins,
     keep_best_parents,
     score_admissible,
@@ -270,6 +271,7 @@ def discover_join_paths(
     with stage(seconds, "score"):
         edges = keep_best_parents(score_admissible(profiles, admitted))
         edges = strongest_first(edges + composite_edges(tables, profiles, touching))
+        edges = drop_sibling_references(edges, tau_2h)
     with stage(seconds, "paths"):
         kept_edges, kept_paths = _kept(previous)
         pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)

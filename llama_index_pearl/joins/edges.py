@@ -27,6 +27,7 @@ __all__ = [
     "Admitted",
     "CandidateEdge",
     "admissible_pairs",
+    "drop_sibling_references",
     "group_joins",
     "keep_best_parents",
     "score_admissible",
@@ -269,6 +270,29 @@ def score_admissible(
             )
         )
     return strongest_first(edges)
+
+
+def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2h: float) -> list[CandidateEdge]:
+    """Drop implicit edges between two columns that reference one same key.
+
+    ``Batting.teamID`` and ``SeriesPost.teamIDwinner`` both refer to ``Teams``: their values meet
+    because both hold team codes, and the tables join through ``Teams`` (a 3-table path), not
+    to each other (a team's batting lines do not relate to every series that team won, in any year).
+
+    Args:
+        edges: Scored edges.
+        tau_2h: Minimum f of a 2-hop path: what an explicit edge must pass to count as a reference.
+    """
+    parents: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for e in edges:
+        if e.explicit and e.passes(tau_2h):
+            parents.setdefault((e.left_table, e.left_column), set()).add((e.right_table, e.right_column))
+    return [
+        e
+        for e in edges
+        if e.explicit
+        or not parents.get((e.left_table, e.left_column), set()) & parents.get((e.right_table, e.right_column), set())
+    ]
 
 
 def strongest_first(edges: Iterable[CandidateEdge]) -> list[CandidateEdge]:
