@@ -93,7 +93,9 @@ class TableNames:
 
         By name (:func:`~llama_index_pearl.joins.naming.key_name_worth`), unless its sample
         repeats a value; a column unique in its sample and named like a key (``..._id``,
-        ``ContId``) is worth 1.0 whatever its name says: the sample shows it is one.
+        ``ContId``) is worth 1.0 whatever its name says: the sample shows it is one. Unique in its
+        sample, a key named after words of its own table's name is its key by name too
+        (``Student_Enrolment_Courses.student_course_id``).
 
         Args:
             i: Profile index of the column.
@@ -106,6 +108,8 @@ class TableNames:
                 by_name = worth > 0.0
                 if p.key_like and p.has_key_token:
                     worth = 1.0
+                    core = parse_reference(p.bare_name).core
+                    by_name = by_name or (bool(core) and set(core) <= _own_words(p.table_id))
             self._key_worth[i] = (worth, by_name)
         return self._key_worth[i]
 
@@ -203,6 +207,11 @@ class _Others(Collection):
 
     def __len__(self) -> int:
         return len(self.source - self.own)
+
+
+def _own_words(table_id: str) -> set[str]:
+    """The words of a table's name, singular."""
+    return {naming.entity_singular(w) for w in naming.table_name_tokens(table_id)}
 
 
 def _whole_forms(table_id: str) -> set[tuple[str, ...]]:
