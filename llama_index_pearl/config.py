@@ -74,6 +74,9 @@ class PearlConfig:
         implicit_only: Ablation: sub-entries of implicit paths only.
         single_hop: Add per-table questions for tables in no selected path
             (paper appendix E; use it for single-table corpora).
+        star_units: Add a unit per fact table (one referencing three or more tables by key joins)
+            naming it and its dimensions (:mod:`~llama_index_pearl.joins.stars`), so a question that
+            reads a fact and several dimensions finds them together.
         random_view: Ablation: random column subsets instead of path units.
         random_query: Ablation: per-table questions for every table, no paths.
         seed: Seed of the random ablations.
@@ -127,6 +130,12 @@ class PearlConfig:
     explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
     implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
     single_hop: bool = _option(False, "views", "per-table questions for tables in no path (paper appendix E)")
+    star_units: bool = _option(
+        True,
+        "views",
+        "a unit per fact table that references 3+ tables: it and its dimensions (star and snowflake joins)",
+        flag="--no-star-units",
+    )
     random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
     random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
     seed: int = _option(0, "views", "seed of the random ablations")

@@ -25,6 +25,7 @@ from llama_index_pearl.evaluation.benchmark import (
     evaluate_slot_rankings,
     format_metrics,
     load_benchmark,
+    ranking_depth,
     slot_rankings,
     time_queries,
     unit_vectors,
@@ -53,14 +54,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ks = parse_ks(args.ks)
     built = build_arguments(args, provenance_in_tables=True)
     bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
+    depth = ranking_depth(bench.queries, ks)
     if args.method == "bm25":
-        result, index = _rank_bm25(bench, built, max(ks)), None
+        result, index = _rank_bm25(bench, built, depth), None
     elif args.method == "llamaindex":
-        result, index = _rank_object_index(bench, built, max(ks)), None
+        result, index = _rank_object_index(bench, built, depth), None
     else:
         if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
             built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
-        result, index = _rank_with_index(bench, built, args, ks)
+        result, index = _rank_with_index(bench, built, args, ks, depth)
     rankings = result.pop("rankings")
     slot_metrics = result.pop("slot_metrics", {})
     result = {
@@ -131,13 +133,13 @@ def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int) -> dic
 
 
 def _rank_with_index(
-    bench: Benchmark, built: BuildArguments, args: argparse.Namespace, ks: Sequence[int]
+    bench: Benchmark, built: BuildArguments, args: argparse.Namespace, ks: Sequence[int], depth: int
 ) -> tuple[dict[str, Any], PearlTableIndex]:
     """Build the index, rank every question in one batch, time single questions on a sample."""
     started = time.perf_counter()
     index = PearlTableIndex.from_tables(bench.tables, show_progress=args.verbose, **vars(built))
     index_seconds = time.perf_counter() - started
-    retriever = index.as_retriever(similarity_top_k=max(ks), lexical_weight=args.lexical_weight)
+    retriever = index.as_retriever(similarity_top_k=depth, lexical_weight=args.lexical_weight)
     questions = [q.question for q in bench.queries]
     started = time.perf_counter()
     rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in retriever.retrieve_many(questions)]

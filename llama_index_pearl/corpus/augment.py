@@ -35,7 +35,9 @@ from llama_index_pearl.generation import (
     reorder_rows_for_path,
     shown_rows,
 )
+from llama_index_pearl.generation.heuristic import choose_columns, star_question
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
+from llama_index_pearl.joins.stars import JoinStar
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
@@ -48,6 +50,7 @@ __all__ = [
     "plan_requests",
     "random_view_units",
     "single_hop_units",
+    "star_units",
     "table_units",
 ]
 
@@ -121,6 +124,32 @@ def single_hop_units(request: SingleTableRequest, result: GenerationResult, seri
         units.append(
             make_unit(UnitKind.SINGLE_HOP, [view], serializer, question=query.question, key=f"{i}:{query.question}")
         )
+    return units
+
+
+def star_units(stars: Sequence[JoinStar], tables: Mapping[str, Table], serializer: Serializer) -> list[TextNode]:
+    """One unit per star: a question naming the fact and each dimension by what describes it.
+
+    The encoder embeds the question alone (``What are the quantity and price of the lineitem by the date of
+    the orders, the name of the part, ...?``); the tables' headers, projected to their join keys and
+    describing columns, reach the lexical index. All the star's tables share its score, so a question reading
+    a fact and several dimensions finds them together.
+
+    Args:
+        stars: From :func:`~llama_index_pearl.joins.stars.join_stars`.
+        tables: The tables by id.
+        serializer: The index's serializer.
+    """
+    headers = replace(serializer, embedded_rows=0)
+    units = []
+    for star in stars:
+        members = [tables[t] for t in star.tables if t in tables]
+        if len(members) != len(star.tables):
+            continue
+        columns = {t.id: choose_columns(t, star.join_columns(t.id), low=2, high=4, prose=False) for t in members}
+        views = [headers.view(t, columns[t.id]) for t in members]
+        question = star_question(members, {t.id: star.join_columns(t.id) for t in members}, columns)
+        units.append(make_unit(UnitKind.STAR, views, headers, question=question, key=star.fact, question_only=True))
     return units
 
 

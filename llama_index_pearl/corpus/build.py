@@ -28,6 +28,7 @@ from llama_index_pearl.corpus.augment import (
     build_augmented_units,
     keeps_path,
     plan_requests,
+    star_units,
     table_units,
 )
 from llama_index_pearl.corpus.stores import build_vector_index
@@ -41,6 +42,7 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
+from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.tables.sources import TableSource, load_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
@@ -261,7 +263,10 @@ def _augment(
             show_progress=show_progress,
         )
     _record_generation(report, corpus)
-    return corpus.units, graph
+    units = corpus.units
+    if graph is not None and config.star_units:
+        units = [*units, *star_units(join_stars(graph), {t.id: t for t in loaded}, serializer)]
+    return units, graph
 
 
 def _record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:

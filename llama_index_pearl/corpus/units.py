@@ -9,6 +9,8 @@ retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 - ``implicit``: question ∥ one projected table of an implicit path;
 - ``explicit``: question ∥ all projected tables of an explicit path (joined entry);
 - ``single_hop``: question ∥ one projected table, for tables in no path;
+- ``star``: a fact table and the dimensions it references, each projected to its join keys and
+  what describes it (:mod:`~llama_index_pearl.joins.stars`; not in the paper);
 - ``random_view``: a random column subset without a question (ablation).
 
 Metadata is for people and for the retriever, never for the encoder: all keys are
@@ -45,6 +47,7 @@ class UnitKind(str, Enum):
     IMPLICIT = "implicit"
     EXPLICIT = "explicit"
     SINGLE_HOP = "single_hop"
+    STAR = "star"
     RANDOM_VIEW = "random_view"
 
 
@@ -62,6 +65,7 @@ def make_unit(
     question: str | None = None,
     path_id: str | None = None,
     key: str = "",
+    question_only: bool = False,
 ) -> TextNode:
     """Serialize views (after an optional question) into one unit.
 
@@ -72,11 +76,15 @@ def make_unit(
         question: Generated question placed before the tables.
         path_id: Id of the join path the unit came from.
         key: Extra text that makes the id unique among units of the same tables.
+        question_only: Embed the question alone; the serialized views reach the lexical index only
+            (a star's ten headers would bury what its question says).
     """
     if not views:
         raise ValueError("A unit needs at least one table view")
     table_ids = [v.table.id for v in views]
     embedded, lexical_only = serializer.texts(views, prefix=question)
+    if question_only and question:
+        embedded, lexical_only = question, "\n".join(part for part in (embedded, lexical_only) if part)
     metadata = {
         "table_ids": table_ids,
         "kind": kind.value,

@@ -39,12 +39,14 @@ __all__ = [
     "BenchQuery",
     "Benchmark",
     "complete_at_k",
+    "complete_within_spare",
     "evaluate_rankings",
     "evaluate_slot_rankings",
     "format_metrics",
     "group_means",
     "load_benchmark",
     "paper_recall_at_k",
+    "ranking_depth",
     "recall_at_k",
     "slot_rankings",
     "time_queries",
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 DEFAULT_KS = (1, 2, 5, 10)
+SPARE_TABLES = 2  # C@G+2: complete within the gold tables and two more
 
 
 @dataclass(frozen=True)
@@ -136,12 +139,27 @@ def complete_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
     return float(set(gold) <= set(ranked[:k]))
 
 
+def complete_within_spare(gold: Sequence[str], ranked: Sequence[str], spare: int = SPARE_TABLES) -> float:
+    """1.0 when every gold table is in the top ``|gold| + spare``: what a SQL writer reads, with a few to spare."""
+    return complete_at_k(gold, ranked, len(set(gold)) + spare)
+
+
+def ranking_depth(queries: Sequence[BenchQuery], ks: Sequence[int]) -> int:
+    """Tables to rank per question: the largest k, or the largest ``|gold| + SPARE_TABLES``."""
+    return max([*ks, *(len(set(q.gold_tables)) + SPARE_TABLES for q in queries)])
+
+
+GROUPS = ("all", "1hop", "2hop", "3hop", "4+hop", "multi")
+
+
 def _groups(hops: int) -> list[str]:
     groups = ["all"]
     if hops == 1:
         groups.append("1hop")
     elif hops in (2, 3):
         groups.append(f"{hops}hop")
+    else:
+        groups.append("4+hop")
     if hops >= 2:
         groups.append("multi")
     return groups
@@ -155,7 +173,7 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
         scores: One ``{metric: value}`` per question, the same metrics in the same order.
 
     Returns:
-        ``{group: {"n": questions, metric: percent, ...}}`` in the order all, 1hop, 2hop, 3hop, multi.
+        ``{group: {"n": questions, metric: percent, ...}}`` in the order of ``GROUPS``.
     """
     sums: dict[str, dict[str, float]] = {}
     for query, row in zip(queries, scores):
@@ -165,7 +183,7 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
             for metric, value in row.items():
                 bucket[metric] = bucket.get(metric, 0.0) + value
     metrics = {}
-    for group in ("all", "1hop", "2hop", "3hop", "multi"):
+    for group in GROUPS:
         if group in sums:
             bucket = sums[group]
             n = int(bucket["n"])
@@ -176,11 +194,13 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
 def evaluate_rankings(
     queries: Sequence[BenchQuery], rankings: Sequence[Sequence[str]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
-    """R@k, C@k and the paper's R@k (``PaperR@k``), in percent by hop group; groups with no question are left out."""
+    """R@k, C@k, ``C@G+2`` (:func:`complete_within_spare`) and the paper's R@k (``PaperR@k``), in percent by hop
+    group; groups with no question are left out. Rankings should hold :func:`ranking_depth` tables."""
     scores = [
         {
             **{f"R@{k}": recall_at_k(query.gold_tables, ranked, k) for k in ks},
             **{f"C@{k}": complete_at_k(query.gold_tables, ranked, k) for k in ks},
+            f"C@G+{SPARE_TABLES}": complete_within_spare(query.gold_tables, ranked),
             **{f"PaperR@{k}": paper_recall_at_k(query.gold_tables, ranked, k) for k in ks},
         }
         for query, ranked in zip(queries, rankings)

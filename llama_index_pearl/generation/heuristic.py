@@ -30,10 +30,18 @@ from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.tables.table import Table, cell_text
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
-__all__ = ["HEURISTIC_VERSION", "ColumnSalience", "HeuristicQueryGenerator", "column_salience", "humanize"]
+__all__ = [
+    "HEURISTIC_VERSION",
+    "ColumnSalience",
+    "HeuristicQueryGenerator",
+    "column_salience",
+    "humanize",
+    "star_question",
+]
 
 HEURISTIC_VERSION = "heuristic-4"
 PROFILE_ROWS = 500
+PROSE_WORDS = 5  # a cell of this many words is prose (a comment), which says nothing of what a table is about
 _NAME_HINTS = {
     "name", "title", "label", "city", "country", "nation", "nationality", "place", "location", "state",
     "type", "category", "genre", "description", "song", "album", "team", "brand", "model", "language",
@@ -62,6 +70,7 @@ class ColumnSalience:
     proper_ratio: float  # share of cells that look like proper nouns
     hinted: bool  # the name says name/title/city/...
     id_like: bool
+    prose_ratio: float = 0.0  # share of cells of PROSE_WORDS words or more: comments, notes, descriptions
 
     @property
     def score(self) -> float:
@@ -95,6 +104,7 @@ def _profile_columns(table: Table) -> tuple[ColumnSalience, ...]:
                 proper_ratio=sum(1 for c in cells if _proper(c)) / n,
                 hinted=bool(words & _NAME_HINTS),
                 id_like=id_like,
+                prose_ratio=sum(1 for c in cells if len(c.split()) >= PROSE_WORDS) / n,
             )
         )
     return tuple(profiles)
@@ -104,11 +114,23 @@ def _ranked(table: Table, exclude: Sequence[str] = ()) -> list[ColumnSalience]:
     return sorted((p for p in column_salience(table) if p.name not in exclude), key=lambda p: -p.score)
 
 
-def choose_columns(table: Table, join_keys: Sequence[str], low: int = 3, high: int = 5) -> list[str]:
-    """Join keys first, then the most distinctive columns, ``low``..``high`` in all (fewer if the table is narrow)."""
+def choose_columns(
+    table: Table, join_keys: Sequence[str], low: int = 3, high: int = 5, prose: bool = True
+) -> list[str]:
+    """Join keys first, then the most distinctive columns, ``low``..``high`` in all (fewer if the table is narrow).
+
+    Args:
+        table: The table.
+        join_keys: Its join columns, always first.
+        low: Fewest columns.
+        high: Most columns.
+        prose: Whether columns of mostly prose cells (comments) may be chosen.
+    """
     chosen = [c for c in join_keys if c in table.columns][:high]
     want = min(len(table.columns), max(low, min(high, len(chosen) + 2)))
     for profile in _ranked(table, chosen):
+        if not prose and profile.prose_ratio >= 0.5:
+            continue
         if len(chosen) >= want:
             break
         chosen.append(profile.name)
@@ -328,6 +350,28 @@ def _explicit_question(
         if described:
             question += f", and what is the {described[0]} of that {_entity(middle)}"
     return question + "?"
+
+
+def star_question(tables: Sequence[Table], keys: Mapping[str, Sequence[str]], columns: Mapping[str, list[str]]) -> str:
+    """A fact table's question over its dimensions: ``What are the quantity and price of the lineitem by the date
+    of the orders, the name of the part and the region?``.
+
+    Args:
+        tables: The fact, then its dimensions.
+        keys: Each table's join columns (never named as what describes it).
+        columns: Each table's chosen columns.
+    """
+    fact, dims = tables[0], tables[1:]
+
+    def described(table: Table, n: int) -> list[str]:
+        entity = _entity(table)
+        names = [_attribute(entity, _words(table, c)) for c in columns[table.id] if c not in keys[table.id]]
+        return [name for name in dict.fromkeys(names) if _singular_phrase(name) != entity][:n]
+
+    facts = described(fact, 2)
+    head = f"{_what(facts)} of the {_entity(fact)}" if facts else f"What is each {_entity(fact)}"
+    parts = [f"the {d[0]} of the {_entity(t)}" if (d := described(t, 1)) else f"the {_entity(t)}" for t in dims]
+    return f"{head} by {_join(parts)}?"
 
 
 def _implicit_question(path: JoinPath, tables: list[Table], columns: dict[str, list[str]]) -> str:

@@ -33,12 +33,14 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.augment import build_augmented_units, table_units
+from llama_index_pearl.corpus.augment import build_augmented_units, star_units, table_units
 from llama_index_pearl.corpus.build import selection_budget, split_for_generator
 from llama_index_pearl.corpus.stores import embedded
+from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
+from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sources import TableSource, load_tables
 from llama_index_pearl.tables.table import Table
@@ -305,12 +307,25 @@ def plan_insert(
         change.join_graph = discovery.graph
         with stage(seconds, "generation"):
             change.units.extend(_generate(index, corpus, loaded, discovery.paths, change, config, show_progress))
+            if config.star_units:
+                _restar(index, corpus, change)
         change.report.new_paths = [p.path_id for p in discovery.paths]
     if not change.units:
         raise ValueError("The insert produced no units (originals disabled and no augmented units)")
     change.report.added_tables = [t.id for t in loaded]
     change.report.new_units = len(change.units)
     return change
+
+
+def _restar(index: UpdatableIndex, corpus: Sequence[Table], change: IndexChange) -> None:
+    """Star units of the graph after the insert: new and changed stars added, stars that changed removed."""
+    if change.join_graph is None:
+        return
+    stars = star_units(join_stars(change.join_graph), {t.id: t for t in corpus}, index.serializer)
+    wanted = {u.node_id for u in stars}
+    held = {u.node_id for u in index.units if u.metadata.get("kind") == UnitKind.STAR.value}
+    change.units.extend(u for u in stars if u.node_id not in held)
+    change.removed_units.extend(sorted(held - wanted))
 
 
 def _budget(index: UpdatableIndex, n_tables: int) -> int | None:
