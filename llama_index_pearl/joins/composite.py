@@ -39,18 +39,21 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from itertools import combinations, product
 
-import pandas as pd
+import numpy as np
 
 from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.edges import CandidateEdge
 from llama_index_pearl.joins.naming import parse_reference, table_name_tokens
-from llama_index_pearl.joins.profiles import KEY_RATIO, ColumnProfile, normal_value
+from llama_index_pearl.joins.profiles import KEY_RATIO, ColumnProfile, normal_value, value_hash
 from llama_index_pearl.tables.table import Table, cell_text, same_source
 
 __all__ = ["MAX_KEY_COLUMNS", "MIN_TUPLE_CONTAINMENT", "composite_edges", "minimal_keys"]
 
 MAX_KEY_COLUMNS = 5  # the widest composite key looked for (date parts and a place: year, month, day, hour, origin)
 MAX_PAIRED = 8  # paired parent columns searched at most (their subsets grow as 2^n)
+# A name held by more tables of one source is no key part worth pairing (``status``, ``category`` of a lake's
+# thousand tables); the most shared key part of the dev sets, lahman's yearID, is in 23 tables.
+MAX_NAME_TABLES = 30
 MIN_TUPLE_CONTAINMENT = 0.9  # share of the child's comparable key tuples found in the parent
 MIN_FOUND = 3  # fewer tuples found in the parent are no evidence
 MIN_FAN_IN = 2.0  # child rows per distinct key tuple: fewer is a table keyed (nearly) alike
@@ -88,13 +91,16 @@ Paired = dict[str, list[tuple[str, float]]]  # parent column -> [(child column, 
 
 
 def _paired_tables(profiles: Sequence[ColumnProfile]) -> dict[tuple[str, str], Paired]:
-    """Table pairs of one source whose columns pair by name at two parent columns or more."""
+    """Table pairs of one source whose key-part columns pair by name at two parent columns or more."""
     by_name: dict[tuple[str | None, tuple[str, ...]], list[ColumnProfile]] = defaultdict(list)
     for p in profiles:
-        if p.tokens:
+        if p.tokens and _key_part(p):
             by_name[(p.source, _own_name(p))].append(p)
+    by_name = {name: ps for name, ps in by_name.items() if len({p.table_id for p in ps}) <= MAX_NAME_TABLES}
     found: dict[tuple[str, str], Paired] = defaultdict(lambda: defaultdict(list))
     for c in profiles:
+        if not _key_part(c):
+            continue
         for name, worth in _referred_names(c):
             for q in by_name.get((c.source, name), ()):
                 if q.table_id != c.table_id and same_source(c.source, q.source):
@@ -122,59 +128,66 @@ def _joins(
     tables: tuple[Table, Table], child: dict[str, ColumnProfile], parent: dict[str, ColumnProfile], paired: Paired
 ) -> Iterator[CandidateEdge]:
     child_table, parent_table = tables
-    usable = {
-        q: [(c, w) for c, w in cs if scoring.types_compatible(child[c], parent[q])]
-        for q, cs in paired.items()
-        if _key_part(parent[q])
-    }
+    usable = {q: [(c, w) for c, w in cs if scoring.types_compatible(child[c], parent[q])] for q, cs in paired.items()}
     if any(parent[q].key_like for q in usable if usable[q]):
         return  # a single column is the key: the join is that column's (references, same key names)
     constant = [(q, cs[0][0]) for q, cs in usable.items() if cs and _equal_constants(child[cs[0][0]], parent[q])]
     varying = [q for q, cs in usable.items() if cs and parent[q].joinable][:MAX_PAIRED]
-    for key in minimal_keys(_normal_frame(parent_table, varying), varying):
+    for key in minimal_keys(_hashed(parent_table, varying), varying):
         for children in _assignments(key, usable):
             pairs = list(zip(children, key, strict=True))
             yield from _join_edges(child_table, parent_table, pairs, usable, constant, child, parent)
 
 
-def minimal_keys(frame: pd.DataFrame, columns: Sequence[str], max_columns: int = MAX_KEY_COLUMNS) -> list[list[str]]:
-    """The smallest sets of ``columns`` (two or more) unique and non-null over ``frame``'s rows.
+Hashed = dict[str, np.ndarray]  # column -> the hash of each row's value in normal form, NULL_HASH for none
+NULL_HASH = -1
+
+
+def minimal_keys(hashed: Hashed, columns: Sequence[str], max_columns: int = MAX_KEY_COLUMNS) -> list[list[str]]:
+    """The smallest sets of ``columns`` (two or more) unique and non-null over the rows.
 
     Unique and non-null within ``KEY_RATIO`` (a few duplicated or empty rows keep a key);
-    a set holding a smaller key is not minimal. Cells are in normal form (``""``: no value).
+    a set holding a smaller key is not minimal.
 
     Args:
-        frame: The rows, one column per candidate.
+        hashed: Each candidate column's row hashes (:func:`_hashed`; ``NULL_HASH``: no value).
         columns: Candidate columns, in preference order.
         max_columns: Widest key looked for.
     """
-    if len(frame) < 2 or len(columns) < 2 or not _unique(frame, list(columns)):
+    if len(columns) < 2 or not len(hashed[columns[0]]) > 1 or not _unique(hashed, list(columns)):
         return []  # no subset is unique when the whole set is not
     keys: list[list[str]] = []
     for size in range(2, min(max_columns, len(columns)) + 1):
         for subset in combinations(columns, size):
-            if not any(set(k) <= set(subset) for k in keys) and _unique(frame, list(subset)):
+            if not any(set(k) <= set(subset) for k in keys) and _unique(hashed, list(subset)):
                 keys.append(list(subset))
     return keys
 
 
-def _unique(frame: pd.DataFrame, columns: list[str]) -> bool:
-    part = frame[columns]
-    complete = (part != "").all(axis=1)
-    if complete.mean() < KEY_RATIO:
-        return False
-    rows = part[complete]
-    return 1.0 - rows.duplicated().mean() >= KEY_RATIO
+def _tuples(hashed: Hashed, columns: Sequence[str]) -> np.ndarray:
+    """One 64-bit hash per complete row (every value present) of ``columns``."""
+    parts = np.stack([hashed[c] for c in columns])
+    complete = (parts != NULL_HASH).all(axis=0)
+    mixed = np.zeros(int(complete.sum()), dtype=np.uint64)
+    for part in parts[:, complete].astype(np.uint64):
+        mixed = mixed * np.uint64(1_000_003) ^ part  # wraps mod 2**64: a hash of the tuple
+    return mixed
 
 
-def _normal_frame(table: Table, columns: Sequence[str]) -> pd.DataFrame:
-    """The table's columns in the normal form values are compared in, computed once per table and column."""
-    data = {c: table.derived(f"normal_values:{c}", lambda c=c: _normal_column(table, c)) for c in columns}
-    return pd.DataFrame(data, columns=list(columns))
+def _unique(hashed: Hashed, columns: list[str]) -> bool:
+    rows = len(hashed[columns[0]])
+    tuples = _tuples(hashed, columns)
+    return len(tuples) >= KEY_RATIO * rows and len(np.unique(tuples)) >= KEY_RATIO * len(tuples)
 
 
-def _normal_column(table: Table, column: str) -> list[str]:
-    return [normal_value(cell_text(v)) for v in table.df[column].tolist()]
+def _hashed(table: Table, columns: Sequence[str]) -> Hashed:
+    """The row hashes of ``table``'s columns, computed once per table and column."""
+    return {c: table.derived(f"row_hashes:{c}", lambda c=c: _hash_column(table, c)) for c in columns}
+
+
+def _hash_column(table: Table, column: str) -> np.ndarray:
+    values = (normal_value(cell_text(v)) for v in table.df[column].tolist())
+    return np.fromiter((value_hash(v) if v else NULL_HASH for v in values), dtype=np.int64, count=len(table.df))
 
 
 def _assignments(key: list[str], usable: dict[str, list[tuple[str, float]]]) -> Iterator[list[str]]:
@@ -194,12 +207,13 @@ def _join_edges(
     child: dict[str, ColumnProfile],
     parent: dict[str, ColumnProfile],
 ) -> Iterator[CandidateEdge]:
-    child_frame = _normal_frame(child_table, [c for c, _ in pairs])
-    parent_frame = _normal_frame(parent_table, [q for _, q in pairs])
-    jaccard, containment, found = _tuple_overlap(child_frame, parent_frame)
+    ours = _hashed(child_table, [c for c, _ in pairs])
+    theirs = _hashed(parent_table, [q for _, q in pairs])
+    jaccard, containment, found = _tuple_overlap(ours, [c for c, _ in pairs], theirs, [q for _, q in pairs])
     if found < MIN_FOUND or containment < MIN_TUPLE_CONTAINMENT:
         return
-    if _fan_in(child_frame) < MIN_FAN_IN and not _named_for_key(parent_table.id, [parent[q] for _, q in pairs]):
+    fan_in = _fan_in(_tuples(ours, [c for c, _ in pairs]))
+    if fan_in < MIN_FAN_IN and not _named_for_key(parent_table.id, [parent[q] for _, q in pairs]):
         return
     worth = min(dict(usable[q])[c] for c, q in pairs)
     pairs = pairs + [(c, q) for q, c in constant if c not in {x for x, _ in pairs}]
@@ -237,14 +251,15 @@ def _named_for_key(table_id: str, key: Sequence[ColumnProfile]) -> bool:
     return bool(entities) and all(e in name for e in entities)
 
 
-def _fan_in(frame: pd.DataFrame) -> float:
+def _fan_in(tuples: np.ndarray) -> float:
     """Rows per distinct complete tuple: how many child rows refer to one parent row."""
-    complete = frame[(frame != "").all(axis=1)]
-    distinct = len(complete.drop_duplicates())
-    return len(complete) / distinct if distinct else 0.0
+    distinct = len(np.unique(tuples))
+    return len(tuples) / distinct if distinct else 0.0
 
 
-def _tuple_overlap(child: pd.DataFrame, parent: pd.DataFrame) -> tuple[float, float, int]:
+def _tuple_overlap(
+    ours: Hashed, child_columns: Sequence[str], theirs: Hashed, parent_columns: Sequence[str]
+) -> tuple[float, float, int]:
     """Jaccard of the tuple sets, the share of the child's tuples found in the parent's, and how many were found.
 
     The share counts only the child's tuples whose every value occurs in its parent column:
@@ -252,14 +267,17 @@ def _tuple_overlap(child: pd.DataFrame, parent: pd.DataFrame) -> tuple[float, fl
     what they would say is unknown, while a tuple made of known values that the parent does not
     hold (a player season that has no pitching line) says the key is not this table's.
     """
-    ours = {tuple(row) for row in child.itertuples(index=False) if all(row)}
-    theirs = {tuple(row) for row in parent.itertuples(index=False) if all(row)}
-    if not ours or not theirs:
+    child_tuples = np.unique(_tuples(ours, child_columns))
+    parent_tuples = np.unique(_tuples(theirs, parent_columns))
+    if not len(child_tuples) or not len(parent_tuples):
         return 0.0, 0.0, 0
-    shared = len(ours & theirs)
-    known = [set(values) for values in zip(*theirs, strict=True)]
-    comparable = sum(all(v in k for v, k in zip(row, known, strict=True)) for row in ours)
-    return shared / len(ours | theirs), shared / comparable if comparable else 0.0, shared
+    shared = int(np.isin(child_tuples, parent_tuples, assume_unique=True).sum())
+    known = np.ones(len(ours[child_columns[0]]), dtype=bool)
+    for c, q in zip(child_columns, parent_columns, strict=True):
+        known &= np.isin(ours[c], theirs[q][theirs[q] != NULL_HASH])
+    comparable = len(np.unique(_tuples({c: ours[c][known] for c in child_columns}, child_columns)))
+    union = len(child_tuples) + len(parent_tuples) - shared
+    return shared / union, shared / comparable if comparable else 0.0, shared
 
 
 def _key_part(p: ColumnProfile) -> bool:

@@ -45,6 +45,7 @@ __all__ = [
     "profile_tables",
     "singular",
     "table_name_tokens",
+    "value_hash",
 ]
 
 logger = logging.getLogger(__name__)
@@ -205,6 +206,11 @@ def normal_value(cell: str) -> str:
     return match.group(1).lstrip("+") if match else text
 
 
+def value_hash(value: str) -> int:
+    """The stable hash (crc32) a value in normal form is sampled and compared by."""
+    return zlib.crc32(value.encode("utf-8", "replace"))
+
+
 def _infer_type(values: Sequence[str]) -> str:
     """The type every value fits (null markers are gone by now): one late odd value makes a column text."""
     if not values:
@@ -287,7 +293,7 @@ def profile_column(
     ]
     values = [v for v in values if v]
     distinct = dict.fromkeys(values)  # insertion order = first appearance, deterministic
-    hashed = {v: zlib.crc32(v.encode("utf-8", "replace")) for v in distinct}
+    hashed = {v: value_hash(v) for v in distinct}
     threshold: int | None = None
     key_hashes = None
     if len(hashed) > sample_size:
