@@ -237,7 +237,7 @@ class HeuristicQueryGenerator(QueryGenerator):
         columns: dict[str, list[str]] = {}
         for table in tables:
             keys = [k for k in (resolve_column(table, c) for c in path.join_columns(table.id)) if k]
-            columns[table.id] = choose_columns(table, keys)
+            columns[table.id] = choose_columns(table, keys, prose=False)
         first = tables[0]
         anchor = _anchor(first, rows[first.id], path.join_columns(first.id), rng)
         if anchor is not None and anchor[0] not in columns[first.id]:
