@@ -22,7 +22,12 @@ from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS
 from llama_index_pearl.joins.selection import LAMBDA_DIV
 from llama_index_pearl.tables.files import CsvOptions
 from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ
-from llama_index_pearl.text.serialization import DEFAULT_EMBEDDED_ROWS, DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
+from llama_index_pearl.text.serialization import (
+    DEFAULT_EMBEDDED_ROWS,
+    DEFAULT_INCLUDE_TITLES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TABLE_TEXT_CHARS,
+)
 
 __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
 
@@ -52,6 +57,8 @@ class PearlConfig:
         csv_options: Encoding, delimiter and quote character of CSV files
             (a dict or :class:`~llama_index_pearl.tables.files.CsvOptions`); detected
             per file where not given.
+        strict: Stop at the first table file that cannot be read (``False``: skip it
+            with one warning naming it and why; the build report lists it).
         augment: Discover join paths and add generated units (``False``: the
             whole-table baseline).
         budget: Paths kept per pool by lazy greedy (paper's K). Default: every
@@ -83,6 +90,9 @@ class PearlConfig:
         embedded_rows: Rows per table view in the text the encoder embeds (at most
             ``max_rows``); the other rows reach the lexical index only. See
             :data:`~llama_index_pearl.text.serialization.DEFAULT_EMBEDDED_ROWS` for the measurements.
+        table_text_chars: Characters of a table's text as a result node gives it to an LLM
+            (``PearlTableIndex.table_text``): columns, then rows, beyond it are cut with a
+            visible marker (:meth:`~llama_index_pearl.text.serialization.Serializer.table_text`).
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -95,6 +105,13 @@ class PearlConfig:
     csv_options: CsvOptions = field(
         default_factory=CsvOptions,
         metadata={"group": "reading", "help": "CSV encoding/delimiter/quotechar", "update": True},
+    )
+    strict: bool = _option(
+        False,
+        "reading",
+        "stop at the first table file that cannot be read (default: skip it with a warning naming it)",
+        persist=False,
+        update=True,
     )
     augment: bool = _option(True, "discovery", "discover join paths and generate units (False: whole tables only)")
     budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
@@ -138,6 +155,13 @@ class PearlConfig:
         f"rows per table in the embedded text (default {DEFAULT_EMBEDDED_ROWS}); the view's other rows reach only "
         "the lexical index",
         min=0,
+    )
+    table_text_chars: int = _option(
+        DEFAULT_TABLE_TEXT_CHARS,
+        "serialization",
+        f"characters of a table's text given to an LLM (default {DEFAULT_TABLE_TEXT_CHARS:,}); columns and rows "
+        "beyond it are cut with a marker",
+        min=200,
     )
 
     def __post_init__(self) -> None:
