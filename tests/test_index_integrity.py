@@ -102,10 +102,9 @@ def test_a_missing_table_line_is_reported_against_the_manifest_count_when_the_ta
 
 def test_a_unit_naming_an_absent_table_is_reported_at_load(built):
     _, folder = built
-    _edit_json(folder / "catalog.json", lambda catalog: catalog["texts"].pop("stadium"))
-    _edit_json(folder / "pearl.json", lambda manifest: manifest.update(n_tables=2))
+    _edit_json(folder / "catalog.json", lambda catalog: catalog["units"]["tables"].__setitem__(0, 3))
     reseal(folder)
-    with pytest.raises(ValueError, match=r"catalog\.json.*stadium"):
+    with pytest.raises(ValueError, match=r"catalog\.json.*unit .* names tables \[3\], the catalog lists 3"):
         _load(folder)
 
 

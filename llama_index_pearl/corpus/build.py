@@ -46,7 +46,13 @@ from llama_index_pearl.generation import (
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.tables.sources import TableSource, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
+from llama_index_pearl.text.models import (
+    encoder_window,
+    prepare_encoder,
+    resolve_embed_model,
+    resolve_llm,
+    token_counter_for,
+)
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
@@ -240,6 +246,7 @@ def build_corpus(
             raise ValueError("No tables to index")
         with stage(report.seconds, "encoder"):  # the bundled encoder's one-time ONNX export is paid here
             model = resolve_embed_model(embed_model)
+            prepare_encoder(model)
             serializer = serializer_for(model, config)
         resolved_llm = resolve_llm(llm)
         if config.augment and generator is None:

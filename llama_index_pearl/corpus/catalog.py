@@ -78,16 +78,42 @@ class Catalog:
         self.units.update((u.node_id, UnitInfo.of(u)) for u in units)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON of the catalog: ``{"texts": {table id: text}, "units": [[id, kind, table ids, question], ...]}``."""
-        return {"texts": self.texts, "units": [[uid, *info] for uid, info in self.units.items()]}
+        """JSON of the catalog, one list per field (few containers to read back: a load allocates little).
+
+        ``{"texts": {table id: text}, "units": {"ids", "kinds", "questions", "tables", "table_counts"}}``:
+        ``tables`` holds every unit's tables as numbers in ``texts``' order, ``table_counts`` how many each.
+        """
+        number = {table_id: i for i, table_id in enumerate(self.texts)}
+        infos = self.units.values()
+        return {
+            "texts": self.texts,
+            "units": {
+                "ids": list(self.units),
+                "kinds": [info.kind for info in infos],
+                "questions": [info.question for info in infos],
+                "tables": [number[t] for info in infos for t in info.table_ids],
+                "table_counts": [len(info.table_ids) for info in infos],
+            },
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Catalog:
         """Read :meth:`to_dict`'s output (a malformed one raises ``KeyError``, ``TypeError`` or ``ValueError``)."""
-        texts = {str(table_id): str(text) for table_id, text in data["texts"].items()}
+        texts = data["texts"]
+        if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+            raise ValueError("texts must map table ids to texts")
+        names = list(texts)
+        columns = data["units"]
+        ids, kinds, questions = columns["ids"], columns["kinds"], columns["questions"]
+        counts, numbers = columns["table_counts"], columns["tables"]
+        if not len(ids) == len(kinds) == len(questions) == len(counts) or sum(counts) != len(numbers):
+            raise ValueError("the unit fields differ in length")
         units = {}
-        for unit_id, kind, table_ids, question in data["units"]:
-            if not isinstance(table_ids, list) or not table_ids:
-                raise ValueError(f"unit {unit_id} has no table ids")
-            units[str(unit_id)] = UnitInfo(kind, [str(t) for t in table_ids], question)
-        return cls(texts, units)
+        start = 0
+        for unit_id, kind, question, count in zip(ids, kinds, questions, counts):
+            tables = numbers[start : start + count]
+            if count < 1 or not all(isinstance(i, int) and 0 <= i < len(names) for i in tables):
+                raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
+            units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
+            start += count
+        return cls(dict(texts), units)

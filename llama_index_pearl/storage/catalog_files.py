@@ -37,7 +37,7 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
 
 
 def read_catalog(path: Path, n_tables: int, n_units: int) -> Catalog:
-    """The catalog, checked against the manifest's counts; every unit names tables of the catalog.
+    """The catalog, checked against the manifest's counts (every unit names tables of it: ``Catalog.from_dict``).
 
     Args:
         path: ``catalog.json``.
@@ -51,10 +51,6 @@ def read_catalog(path: Path, n_tables: int, n_units: int) -> Catalog:
             path,
             f"lists {len(catalog.texts)} tables and {len(catalog.units)} units, the manifest {n_tables} and {n_units}",
         )
-    for unit_id, info in catalog.units.items():
-        unknown = [t for t in info.table_ids if t not in catalog.texts]
-        if unknown:
-            raise IndexFileError(path, f"unit {unit_id} names table(s) {unknown} the index does not hold")
     return catalog
 
 

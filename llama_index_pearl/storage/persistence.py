@@ -101,11 +101,12 @@ from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
     encoder_identity,
+    prepare_encoder,
     resolve_llm,
     same_encoder,
 )
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "is_index_folder", "load_index", "load_join_graph", "persist_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -257,15 +258,20 @@ def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None
         logger.warning(
             "Loading %s with encoder %s (built with %s): allow_encoder_change=True", folder, identity, recorded
         )
+    prepare_encoder(model, batches=False, background=True)  # while the index is read; _check_dimension waits
+    return model
+
+
+def _check_dimension(folder: Path, manifest: dict[str, Any], model: BaseEmbedding) -> None:
     dimension = manifest["dimension"]
     model_dimension = len(model.get_query_embedding("dimension probe"))
     if model_dimension != dimension:
+        recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
         raise ValueError(
             f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
             f"{recorded.get('model_name')!r} (dimension {dimension}), the given model "
             f"produces dimension {model_dimension}"
         )
-    return model
 
 
 def load_index(
@@ -287,8 +293,8 @@ def load_index(
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
         folder = left
     manifest, version = _read_manifest(folder)
-    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
     model = _encoder(folder, manifest, embed_model, allow_encoder_change)
+    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
@@ -300,10 +306,12 @@ def load_index(
         tables = read_tables_file(folder / TABLES, manifest["n_tables"])
         graph = _read_graph(folder, {t.id for t in tables})
         vector_index, units = stores.open({t.id for t in tables}, None)
+        _check_dimension(folder, manifest, model)
         return IndexParts(tables, vector_index, model, config, units, graph, resolve_llm(llm), report, None, spec)
     catalog = read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"])
     graph = _read_graph(folder, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
+    _check_dimension(folder, manifest, model)
     return IndexParts(
         LazyTables(folder / TABLES, list(catalog.texts)),
         None,
@@ -320,6 +328,31 @@ def load_index(
         open_units=lambda: stores.open(set(catalog.texts), catalog),
         lexical=lambda: read_lexical(folder / LEXICAL, len(catalog.units)),
     )
+
+
+def is_index_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder :func:`persist_index` wrote (it holds the manifest)."""
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def load_join_graph(folder: Path) -> nx.Graph:
+    """The join graph of an index folder, without its encoder, units or tables (``pearl joins INDEX_DIR``).
+
+    The manifest and the graph file's size and SHA-256 are checked, and the graph against the
+    index's table ids, as :func:`load_index` checks them.
+
+    Raises:
+        ValueError: Not an index folder, another format version, or a graph file that is malformed,
+            modified after persist, or names tables the index does not hold.
+    """
+    manifest, version = _read_manifest(folder)
+    files = manifest.get("files", {})
+    check_digests(folder, folder / MANIFEST, {name: files[name] for name in (GRAPH, CATALOG, TABLES) if name in files})
+    if version >= 6:
+        table_ids = set(read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"]).texts)
+    else:
+        table_ids = {t.id for t in read_tables_file(folder / TABLES, manifest["n_tables"])}
+    return _read_graph(folder, table_ids)
 
 
 def _read_graph(folder: Path, table_ids: set[str]) -> nx.Graph:
