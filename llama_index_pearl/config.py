@@ -34,8 +34,9 @@ __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
 
-# Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), and where
-# needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
+# Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
+# bool that defaults to True (the help of its --no-... flag: what turning it off does), and
+# where needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
 # per-machine or per-run setting, not written with the index) and "update" (True: an
 # insert may use another value than the build did).
 GROUPS = ("reading", "discovery", "generation", "views", "serialization")
@@ -113,11 +114,20 @@ class PearlConfig:
         persist=False,
         update=True,
     )
-    augment: bool = _option(True, "discovery", "discover join paths and generate units (False: whole tables only)")
+    augment: bool = _option(
+        True,
+        "discovery",
+        "discover join paths and generate units (False: whole tables only)",
+        off="index whole tables only: no join discovery, no generated questions (the whole-table baseline)",
+    )
     budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
     lambda_div: float = _option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
     use_declared_joins: bool = _option(
-        True, "discovery", "use foreign keys declared by SQL sources", flag="--no-declared-joins"
+        True,
+        "discovery",
+        "use foreign keys declared by SQL sources",
+        flag="--no-declared-joins",
+        off="ignore the foreign keys SQL sources declare: find every join from names and values",
     )
     cross_source_joins: str = _option(
         DEFAULT_CROSS_SOURCE,
@@ -139,7 +149,11 @@ class PearlConfig:
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
     )
     include_originals: bool = _option(
-        True, "views", "keep each table's own units (whole table, and schema)", flag="--no-originals"
+        True,
+        "views",
+        "keep each table's own units (whole table, and schema)",
+        flag="--no-originals",
+        off="ablation: index only the generated units, not each table's own (whole table, schema)",
     )
     explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
     implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
@@ -147,7 +161,13 @@ class PearlConfig:
     random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
     random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
     seed: int = _option(0, "views", "seed of the random ablations")
-    include_titles: bool = _option(DEFAULT_INCLUDE_TITLES, "serialization", "render table titles", flag="--no-titles")
+    include_titles: bool = _option(
+        DEFAULT_INCLUDE_TITLES,
+        "serialization",
+        "render table titles",
+        flag="--no-titles",
+        off="leave table titles and descriptions out of the indexed texts",
+    )
     max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
     embedded_rows: int = _option(
         DEFAULT_EMBEDDED_ROWS,
