@@ -526,14 +526,15 @@ class PearlTableIndex:
         """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
 
         ``retrieve``/``aretrieve`` return ``SQLTableSchema``s in PEARL's order, named as
-        ``sql_database`` names the tables, each ``context_str`` holding the join keys to the
-        other retrieved tables (:mod:`~llama_index_pearl.retrieval.sql_tables`).
+        ``sql_database`` names the tables, each ``context_str`` holding how the table joins the
+        other retrieved tables, as SQL with identifiers quoted for the database's dialect
+        (:mod:`~llama_index_pearl.retrieval.sql_tables`).
 
         Args:
             sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
                 table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
             similarity_top_k: Tables retrieved per question.
-            join_keys: Put the join keys in ``context_str`` (``JOIN concert.stadium_id = stadium.stadium_id``).
+            join_keys: Put the joins in ``context_str`` (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``).
             context_strs: Table descriptions by database table name, shown before the join keys.
             **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``).
 
