@@ -164,12 +164,18 @@ def _optimized(onnx_path: Path) -> Path | None:
     options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     try:
         partial.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only cache
+        logger.info("Could not save the optimised ONNX graph (%s); sessions optimise it at load", exc)
+        return None
+    try:
         onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         partial.rename(folder)
-    except (OSError, RuntimeError) as exc:
+    except Exception as exc:  # ONNX Runtime's errors have classes of their own
         shutil.rmtree(partial, ignore_errors=True)
         if target.is_file():  # another process renamed its copy first
             return target
+        # the export itself may be what failed (a crashed run's file): then it raises here, for the caller
+        onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
         logger.info("Could not save the optimised ONNX graph (%s); sessions optimise it at load", exc)
         return None
     return target
@@ -188,7 +194,10 @@ class _Encoder:
         self._fast.enable_truncation(self.max_seq_length)
         self._fast.no_padding()  # each batch is padded to its own longest text
         self._onnx_path = onnx_path
-        self._graph: tuple[Path, bool] | None = None  # (file, already optimised)
+        # made (from the export) now, not at first use: a broken export must fail the constructor, where
+        # default_embed_model falls back to torch
+        optimized = _optimized(onnx_path)
+        self._graph = (optimized, True) if optimized is not None else (onnx_path, False)
         # each session is made on first use: a query never needs the batch one, a build never the single one
         self._single: Any = None
         self._batch: Any = None
@@ -198,9 +207,6 @@ class _Encoder:
     def _session(self, options: Any) -> Any:
         import onnxruntime
 
-        if self._graph is None:
-            optimized = _optimized(self._onnx_path)
-            self._graph = (optimized, True) if optimized is not None else (self._onnx_path, False)
         path, ready = self._graph
         if ready:
             options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
