@@ -637,7 +637,12 @@ class PearlTableIndex:
         storage_context: StorageContext | None = None,
         allow_encoder_change: bool = False,
     ) -> PearlTableIndex:
-        """Load and verify an index written by :meth:`persist`.
+        """Load an index written by :meth:`persist`: what a query reads now, the rest when first needed.
+
+        Every file's size and SHA-256, the manifest, the catalog, the join graph and the vectors are read and
+        checked here; the units (:attr:`units`, updates, :meth:`persist`), the tables' rows (:attr:`tables`
+        values) and the BM25 arrays (the first query with words in common with the units) are read and checked
+        when first used, raising the same ``ValueError`` then. Formats before 6 are read whole here.
 
         Args:
             persist_dir: The folder.
@@ -654,8 +659,8 @@ class PearlTableIndex:
         Raises:
             ValueError: missing/partial folder, other format version, another
                 encoder, a dimension mismatch, or any file that is malformed or
-                disagrees with the manifest or the other files; the message names
-                the file and the problem.
+                disagrees with the manifest or the other files (here, or when the
+                file is first read); the message names the file and the problem.
         """
         parts = load_index(
             Path(persist_dir),

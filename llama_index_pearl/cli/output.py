@@ -49,6 +49,7 @@ MATCHED = {
     "random_view": "matched some of its columns",
 }
 QUESTION_KINDS = {"explicit", "implicit", "single_hop"}
+JOINS_LEGEND = "the fewest joins that connect them; explicit: on a key, implicit: on values"
 
 
 def graph_counts(graph: nx.Graph) -> dict[str, int]:
@@ -177,7 +178,7 @@ def format_ranked(
     words = f", plus up to {lexical_weight:g} when they share words" if lexical_weight > 0 else ""
     lines = [
         f"Q: {question}",
-        "Tables, best match first. Score: cosine similarity in meaning between the question and the best text "
+        "Tables, best match first. Score: cosine similarity in meaning between the question and the best text",
         f"indexed for the table (up to 1){words}.",
     ]
     first_seen: dict[str, str] = {}
@@ -189,7 +190,7 @@ def format_ranked(
         first_seen.setdefault(hit.node.metadata.get("matched_unit_id"), table_id)
     kept = connecting_hints(hints)
     if kept:
-        lines.append("How these tables join (the fewest joins that connect them):")
+        lines.append(f"How these tables join ({JOINS_LEGEND}):")
         lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
     elif len(nodes) > 1:
         lines.append("No known join connects these tables.")
