@@ -407,3 +407,18 @@ def test_eval_llamaindex_ranks_with_llamaindexs_object_index_over_a_sqlite_pool(
     result = json.loads(out.read_text())
     assert result["method"] == "llamaindex" and result["n_units"] == len(TABLES)
     assert result["metrics"]["all"]["R@2"] > 0 and "PaperR@2" in result["metrics"]["all"]
+
+
+def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_line():
+    from llama_index_pearl.cli.output import format_ranked
+    from llama_index_pearl.joins.graph import Join
+    from llama_index_pearl.retrieval.join_hints import JoinHint
+
+    pairs = (("origin", "origin"), ("time_hour", "time_hour"))
+    key = Join("flights", "weather", pairs, "explicit", False)
+    other = Join("flights", "weather", (("dest", "origin"), ("time_hour", "time_hour")), "explicit", False)
+    text = format_ranked("q", [], [JoinHint(("flights", "weather"), (key,), alternatives=(other,))])
+    assert text.splitlines()[-2:] == [
+        "  flights.origin = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
+        "    or flights.dest = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
+    ]

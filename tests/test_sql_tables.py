@@ -215,3 +215,22 @@ def test_as_sql_query_engine_hands_llamaindexs_text_to_sql_arguments_to_its_retr
 def test_as_sql_query_engine_without_any_llm_says_how_to_give_one(index, sql_database):
     with pytest.raises(ValueError, match=r"as_sql_query_engine\(\) needs an LLM.*Settings\.llm"):
         index.as_sql_query_engine(sql_database)
+
+
+def test_a_composite_key_is_one_on_and_an_alternative_its_own_join():
+    from llama_index_pearl.retrieval.sql_tables import join_keys_text
+
+    composite = {
+        "left_table": "flights",
+        "right_table": "weather",
+        "column_pairs": [["origin", "origin"], ["time_hour", "time_hour"]],
+        "kind": "explicit",
+        "declared": False,
+    }
+    alternative = {**composite, "column_pairs": [["dest", "origin"], ["time_hour", "time_hour"]]}
+    hint = {"tables": ["weather", "flights"], "via": None, "hops": [composite], "alternatives": [alternative]}
+    assert join_keys_text("flights", [hint]) == (
+        "JOIN weather ON flights.origin = weather.origin AND flights.time_hour = weather.time_hour"
+        " or JOIN weather ON flights.dest = weather.origin AND flights.time_hour = weather.time_hour"
+    )
+    assert join_keys_text("weather", [hint]).startswith("JOIN flights ON weather.origin = flights.origin AND ")
