@@ -4,7 +4,7 @@
     python examples/text_to_sql.py --db shop.sqlite --llm-base http://localhost:8000/v1 --llm-model NAME
     printf 'q1\\nq2\\n' | python examples/text_to_sql.py                # one question a line until EOF
 
-Without ``--db`` the bundled music CSVs are loaded into a temporary SQLite file. The engine is
+Without ``--db`` the bundled music CSVs are loaded into a temporary SQLite file, removed on exit. The engine is
 LlamaIndex's ``SQLTableRetrieverQueryEngine`` (its prompt, its SQL parsing, its execution) with
 ``index.as_sql_table_retriever(...)`` as the table retriever: only the retrieved tables reach the
 prompt, each with the join keys to the others. Without an LLM the example prints what that prompt's
@@ -34,12 +34,16 @@ EXAMPLE_DATA = Path(llama_index_pearl.__file__).parent / "example_data"
 MAX_ROWS_SHOWN = 20
 
 
-def bundled_database(folder: Path = EXAMPLE_DATA) -> Path:
-    """Load every CSV of ``folder`` into a new temporary SQLite file (table = file stem)."""
-    path = Path(tempfile.mkdtemp(prefix="pearl-sql-")) / "music.sqlite"
-    with sqlite3.connect(path) as connection:
-        for csv in sorted(folder.glob("*.csv")):
-            pd.read_csv(csv).to_sql(csv.stem, connection, index=False)
+def bundled_database(into: Path, folder: Path = EXAMPLE_DATA) -> Path:
+    """Load every CSV of ``folder`` into a new SQLite file in the folder ``into`` (table = file stem)."""
+    path = into / "music.sqlite"
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            for csv in sorted(folder.glob("*.csv")):
+                pd.read_csv(csv).to_sql(csv.stem, connection, index=False)
+    finally:
+        connection.close()  # sqlite3's context manager commits; it does not close
     return path
 
 
@@ -77,9 +81,20 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.db is not None and not args.db.is_file():
         parser.error(f"--db {str(args.db)!r} does not exist")
-    db = args.db or bundled_database()
-    print(f"Indexing sqlite:///{db} ...", flush=True)
-    sql_database = SQLDatabase(sa.create_engine(f"sqlite:///{db}"))
+    with tempfile.TemporaryDirectory(prefix="pearl-sql-") as scratch:
+        db = args.db or bundled_database(Path(scratch))
+        engine = sa.create_engine(f"sqlite:///{db}")
+        try:
+            answer(engine, args)
+        finally:
+            engine.dispose()  # the file's connections closed before its folder is removed
+    return 0
+
+
+def answer(sql_engine: sa.Engine, args: argparse.Namespace) -> None:
+    """Index the database's tables, then answer each question (or show the schemas without an LLM)."""
+    print(f"Indexing {sql_engine.url} ...", flush=True)
+    sql_database = SQLDatabase(sql_engine)
     index = PearlTableIndex.from_tables(sql_database, generator=HeuristicQueryGenerator())
     llm = make_llm(args.llm_base, args.llm_model, args.llm_api_key)
     engine = index.as_sql_query_engine(sql_database, llm=llm, similarity_top_k=args.k) if llm else None
@@ -94,7 +109,6 @@ def main(argv: list[str] | None = None) -> int:
             show_answer(engine.query(question))
         except Exception as exc:  # a server error ends the turn, not the session
             print(f"Error: {exc}")
-    return 0
 
 
 if __name__ == "__main__":

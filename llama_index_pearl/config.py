@@ -22,15 +22,21 @@ from llama_index_pearl.joins.scoring import CROSS_SOURCE_POLICIES, DEFAULT_CROSS
 from llama_index_pearl.joins.selection import LAMBDA_DIV
 from llama_index_pearl.tables.files import CsvOptions
 from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ
-from llama_index_pearl.text.serialization import DEFAULT_EMBEDDED_ROWS, DEFAULT_INCLUDE_TITLES, DEFAULT_MAX_ROWS
+from llama_index_pearl.text.serialization import (
+    DEFAULT_EMBEDDED_ROWS,
+    DEFAULT_INCLUDE_TITLES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TABLE_TEXT_CHARS,
+)
 
 __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
 
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
 
-# Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), and where
-# needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
+# Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
+# bool that defaults to True (the help of its --no-... flag: what turning it off does), and
+# where needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
 # per-machine or per-run setting, not written with the index) and "update" (True: an
 # insert may use another value than the build did).
 GROUPS = ("reading", "discovery", "generation", "views", "serialization")
@@ -52,6 +58,8 @@ class PearlConfig:
         csv_options: Encoding, delimiter and quote character of CSV files
             (a dict or :class:`~llama_index_pearl.tables.files.CsvOptions`); detected
             per file where not given.
+        strict: Stop at the first table file that cannot be read (``False``: skip it
+            with one warning naming it and why; the build report lists it).
         augment: Discover join paths and add generated units (``False``: the
             whole-table baseline).
         budget: Paths kept per pool by lazy greedy (paper's K). Default: every
@@ -86,6 +94,9 @@ class PearlConfig:
         embedded_rows: Rows per table view in the text the encoder embeds (at most
             ``max_rows``); the other rows reach the lexical index only. See
             :data:`~llama_index_pearl.text.serialization.DEFAULT_EMBEDDED_ROWS` for the measurements.
+        table_text_chars: Characters of a table's text as a result node gives it to an LLM
+            (``PearlTableIndex.table_text``): columns, then rows, beyond it are cut with a
+            visible marker (:meth:`~llama_index_pearl.text.serialization.Serializer.table_text`).
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -99,11 +110,27 @@ class PearlConfig:
         default_factory=CsvOptions,
         metadata={"group": "reading", "help": "CSV encoding/delimiter/quotechar", "update": True},
     )
-    augment: bool = _option(True, "discovery", "discover join paths and generate units (False: whole tables only)")
+    strict: bool = _option(
+        False,
+        "reading",
+        "stop at the first table file that cannot be read (default: skip it with a warning naming it)",
+        persist=False,
+        update=True,
+    )
+    augment: bool = _option(
+        True,
+        "discovery",
+        "discover join paths and generate units (False: whole tables only)",
+        off="index whole tables only: no join discovery, no generated questions (the whole-table baseline)",
+    )
     budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
     lambda_div: float = _option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
     use_declared_joins: bool = _option(
-        True, "discovery", "use foreign keys declared by SQL sources", flag="--no-declared-joins"
+        True,
+        "discovery",
+        "use foreign keys declared by SQL sources",
+        flag="--no-declared-joins",
+        off="ignore the foreign keys SQL sources declare: find every join from names and values",
     )
     cross_source_joins: str = _option(
         DEFAULT_CROSS_SOURCE,
@@ -125,7 +152,11 @@ class PearlConfig:
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
     )
     include_originals: bool = _option(
-        True, "views", "keep each table's own units (whole table, and schema)", flag="--no-originals"
+        True,
+        "views",
+        "keep each table's own units (whole table, and schema)",
+        flag="--no-originals",
+        off="ablation: index only the generated units, not each table's own (whole table, schema)",
     )
     explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
     implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
@@ -139,7 +170,13 @@ class PearlConfig:
     random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
     random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
     seed: int = _option(0, "views", "seed of the random ablations")
-    include_titles: bool = _option(DEFAULT_INCLUDE_TITLES, "serialization", "render table titles", flag="--no-titles")
+    include_titles: bool = _option(
+        DEFAULT_INCLUDE_TITLES,
+        "serialization",
+        "render table titles",
+        flag="--no-titles",
+        off="leave table titles and descriptions out of the indexed texts",
+    )
     max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
     embedded_rows: int = _option(
         DEFAULT_EMBEDDED_ROWS,
@@ -147,6 +184,13 @@ class PearlConfig:
         f"rows per table in the embedded text (default {DEFAULT_EMBEDDED_ROWS}); the view's other rows reach only "
         "the lexical index",
         min=0,
+    )
+    table_text_chars: int = _option(
+        DEFAULT_TABLE_TEXT_CHARS,
+        "serialization",
+        f"characters of a table's text given to an LLM (default {DEFAULT_TABLE_TEXT_CHARS:,}); columns and rows "
+        "beyond it are cut with a marker",
+        min=200,
     )
 
     def __post_init__(self) -> None:

@@ -12,7 +12,7 @@ Pipeline step: index (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.objects import ObjectRetriever, SQLTableSchema
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.build import (
@@ -36,7 +37,10 @@ from llama_index_pearl.corpus.build import (
     estimate_generation_cost,
     serializer_for,
 )
-from llama_index_pearl.corpus.stores import delete_units, index_dimension, normalise
+from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
+from llama_index_pearl.corpus.lexical import LexicalIndex
+from llama_index_pearl.corpus.stores import delete_units, normalise, store_dimension
+from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
 from llama_index_pearl.joins import JoinPath, paths_from_graph
@@ -77,27 +81,40 @@ class PearlTableIndex:
 
     def __init__(
         self,
-        tables: Sequence[Table],
-        vector_index: VectorStoreIndex,
+        tables: Sequence[Table] | MutableMapping[str, Table],
+        vector_index: VectorStoreIndex | None,
         embed_model: BaseEmbedding,
         config: PearlConfig,
-        units: Sequence[TextNode],
+        units: Sequence[TextNode] | None,
         join_graph: nx.Graph | None = None,
         llm: LLM | None = None,
         report: BuildReport | None = None,
         generator: QueryGenerator | None = None,
         generator_spec: dict[str, Any] | None = None,
+        catalog: Catalog | None = None,
+        vector_store: BasePydanticVectorStore | None = None,
+        open_units: Callable[[], tuple[VectorStoreIndex, list[TextNode]]] | None = None,
+        lexical: Callable[[], LexicalIndex] | None = None,
     ) -> None:
-        self._tables = {t.id: t for t in tables}
+        self._tables = tables if isinstance(tables, MutableMapping) else {t.id: t for t in tables}
         self._vector_index = vector_index
         self._embed_model = embed_model
         self._config = config
-        self._units = {u.node_id: u for u in units}
-        self._join_graph = join_graph if join_graph is not None else _graph_of(tables)
+        self._units = {u.node_id: u for u in units} if units is not None else None
+        if self._units is None and (open_units is None or vector_store is None):
+            raise ValueError("PearlTableIndex needs its units, or open_units and vector_store to read them later")
+        self._open_units = open_units
+        self._opening = threading.Lock()
+        self._vector_store = vector_store if vector_store is not None else vector_index.vector_store  # type: ignore[union-attr]
+        if catalog is None:  # texts are rendered when first asked for
+            catalog = Catalog(units={u.node_id: UnitInfo.of(u) for u in self._units.values()})  # type: ignore[union-attr]
+        self._catalog = catalog
+        self._lexical = lexical  # the persisted BM25 index: valid until the first change
+        self._join_graph = join_graph if join_graph is not None else _graph_of(self._tables)
         self._llm = llm
         self._generator = generator if config.augment else None
         self._generator_spec = generator_spec if config.augment else None
-        self.report = report or BuildReport(n_tables=len(tables), n_units=len(units))
+        self.report = report or BuildReport(n_tables=len(self._tables), n_units=len(self._catalog.units))
         self._serializer = serializer_for(embed_model, config)
         self._revision = 0
         self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
@@ -199,15 +216,37 @@ class PearlTableIndex:
 
     # ------------------------------------------------------------ accessors
     @property
-    def tables(self) -> dict[str, Table]:
+    def tables(self) -> MutableMapping[str, Table]:
+        """The tables by id (after :meth:`load`, read from the folder when a table is first asked for)."""
         return self._tables
 
     @property
     def units(self) -> list[TextNode]:
-        return list(self._units.values())
+        return list(self._opened()[1].values())
 
     def unit(self, unit_id: str) -> TextNode | None:
-        return self._units.get(unit_id)
+        return self._opened()[1].get(unit_id)
+
+    def _opened(self) -> tuple[VectorStoreIndex, dict[str, TextNode]]:
+        """The vector index and the units, read from the folder (and checked) the first time after :meth:`load`."""
+        if self._units is None:
+            with self._opening:
+                if self._units is None:
+                    assert self._open_units is not None
+                    vector_index, units = self._open_units()
+                    self._vector_index = vector_index
+                    self._units = {u.node_id: u for u in units}
+        assert self._vector_index is not None
+        return self._vector_index, self._units
+
+    @property
+    def catalog(self) -> Catalog:
+        """Each table's text for an LLM and each unit's kind, tables and question: what a retrieval reads."""
+        return self._catalog
+
+    def persisted_lexical(self) -> LexicalIndex | None:
+        """The BM25 index a loaded folder holds (documents in catalog order), until the index changes."""
+        return self._lexical() if self._lexical is not None else None
 
     @property
     def join_graph(self) -> nx.Graph:
@@ -232,11 +271,16 @@ class PearlTableIndex:
 
     @property
     def vector_index(self) -> VectorStoreIndex:
-        return self._vector_index
+        return self._opened()[0]
+
+    @property
+    def vector_store(self) -> BasePydanticVectorStore:
+        """The store of the unit vectors (a loaded index has it before its LlamaIndex stores are read)."""
+        return self._vector_store
 
     @property
     def storage_context(self) -> StorageContext:
-        return self._vector_index.storage_context
+        return self.vector_index.storage_context
 
     @property
     def revision(self) -> int:
@@ -270,7 +314,7 @@ class PearlTableIndex:
 
     @property
     def dimension(self) -> int:
-        return index_dimension(self._vector_index, self._embed_model)
+        return store_dimension(self._vector_store) or len(self._embed_model.get_query_embedding("dimension probe"))
 
     @property
     def generator_name(self) -> str:
@@ -312,10 +356,21 @@ class PearlTableIndex:
             return self.retrieval_state().lexical_scorer()
 
     def table_text(self, table_id: str) -> str:
-        """The table as shown to an LLM: header and leading rows, no encoder budget."""
-        table = self._tables[table_id]
-        view = self._serializer.view(table)
-        return Serializer(include_titles=self._config.include_titles, max_rows=self._config.max_rows)([view])
+        """The table as shown to an LLM: header and leading rows, within ``config.table_text_chars`` (cuts marked).
+
+        Rendered when the table enters the index (or, for an index persisted before format 6, when first asked for).
+        """
+        text = self._catalog.texts.get(table_id)
+        if text is None:
+            text = self._catalog.texts[table_id] = self._serializer.table_text(
+                self._tables[table_id], self._config.table_text_chars
+            )
+        return text
+
+    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]:
+        """What BM25 reads of each unit (its embedded text and the rows it leaves out)."""
+        units = self._opened()[1]
+        return [lexical_text(units[u]) if u in units else "" for u in unit_ids]
 
     # -------------------------------------------------------------- updates
     @dispatcher.span
@@ -393,15 +448,18 @@ class PearlTableIndex:
             NotImplementedError: Units to remove and a vector store that cannot delete.
             LockTimeout: Retrievals held the read lock past :attr:`lock_timeout`.
         """
+        vector_index, units = self._opened()
         with self._rw.writing():
             previous, self._retrieval = self._retrieval, None
             if change.removed_units:
-                delete_units(self._vector_index, change.removed_units)
+                delete_units(vector_index, change.removed_units)
             if change.units:
-                self._vector_index.insert_nodes(change.units)
+                vector_index.insert_nodes(change.units)
             self._revision += 1
-            self._join_graph = change.apply_to(self._tables, self._units, self._join_graph)
-            self.report.recount(self._tables, self._units.values(), self._join_graph)
+            self._lexical = None  # the units changed: BM25 is built again from them
+            self._join_graph = change.apply_to(self._tables, units, self._join_graph)
+            self._catalog.change(change.removed_tables, change.removed_units, change.table_texts, change.units)
+            self.report.recount(self._tables, units.values(), self._join_graph)
             if previous is not None:  # never queried: the first retrieval builds it
                 self._retrieval = RetrievalState(self, previous)
 
@@ -468,14 +526,15 @@ class PearlTableIndex:
         """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
 
         ``retrieve``/``aretrieve`` return ``SQLTableSchema``s in PEARL's order, named as
-        ``sql_database`` names the tables, each ``context_str`` holding the join keys to the
-        other retrieved tables (:mod:`~llama_index_pearl.retrieval.sql_tables`).
+        ``sql_database`` names the tables, each ``context_str`` holding how the table joins the
+        other retrieved tables, as SQL with identifiers quoted for the database's dialect
+        (:mod:`~llama_index_pearl.retrieval.sql_tables`).
 
         Args:
             sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
                 table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
             similarity_top_k: Tables retrieved per question.
-            join_keys: Put the join keys in ``context_str`` (``JOIN concert.stadium_id = stadium.stadium_id``).
+            join_keys: Put the joins in ``context_str`` (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``).
             context_strs: Table descriptions by database table name, shown before the join keys.
             **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``).
 
@@ -540,19 +599,32 @@ class PearlTableIndex:
                 a PEARL index (it would be replaced).
         """
         with self.read_lock():
+            vector_index, units = self._opened()
+            for table_id in self._tables:  # an index loaded from format 5 or before renders them now
+                self.table_text(table_id)
             parts = IndexParts(
                 list(self._tables.values()),
-                self._vector_index,
+                vector_index,
                 self._embed_model,
                 self._config,
-                self.units,
+                list(units.values()),
                 self._join_graph,
                 self._llm,
                 self.report,
                 self._generator,
                 self._generator_spec,
+                self._catalog,
+                lexical=self._catalog_lexical,
             )
             persist_index(parts, Path(persist_dir))
+
+    def _catalog_lexical(self) -> LexicalIndex:
+        """The BM25 index of the units in catalog order (the retrieval state's, reordered if its order differs)."""
+        state = self.retrieval_state()
+        index = state.lexical_scorer().index
+        position = {unit_id: i for i, unit_id in enumerate(state.unit_ids)}
+        order = [position[unit_id] for unit_id in self._catalog.units]
+        return index if order == list(range(len(order))) else index.reordered(order)
 
     @classmethod
     def load(
@@ -565,7 +637,12 @@ class PearlTableIndex:
         storage_context: StorageContext | None = None,
         allow_encoder_change: bool = False,
     ) -> PearlTableIndex:
-        """Load and verify an index written by :meth:`persist`.
+        """Load an index written by :meth:`persist`: what a query reads now, the rest when first needed.
+
+        Every file's size and SHA-256, the manifest, the catalog, the join graph and the vectors are read and
+        checked here; the units (:attr:`units`, updates, :meth:`persist`), the tables' rows (:attr:`tables`
+        values) and the BM25 arrays (the first query with words in common with the units) are read and checked
+        when first used, raising the same ``ValueError`` then. Formats before 6 are read whole here.
 
         Args:
             persist_dir: The folder.
@@ -582,8 +659,8 @@ class PearlTableIndex:
         Raises:
             ValueError: missing/partial folder, other format version, another
                 encoder, a dimension mismatch, or any file that is malformed or
-                disagrees with the manifest or the other files; the message names
-                the file and the problem.
+                disagrees with the manifest or the other files (here, or when the
+                file is first read); the message names the file and the problem.
         """
         parts = load_index(
             Path(persist_dir),
@@ -597,9 +674,9 @@ class PearlTableIndex:
         return cls(**vars(parts))
 
 
-def _graph_of(tables: Sequence[Table]) -> nx.Graph:
+def _graph_of(tables: Mapping[str, Table]) -> nx.Graph:
     graph = nx.Graph()
-    graph.add_nodes_from(t.id for t in tables)
+    graph.add_nodes_from(tables)
     return graph
 
 

@@ -126,19 +126,84 @@ def test_bad_benchmark_folder_is_a_clear_error(tmp_path, capsys):
     assert "is not a benchmark folder" in capsys.readouterr().err
 
 
-def test_query_text_shows_matched_question_and_join_keys(built, capsys):
+def test_query_says_what_the_score_is_and_that_the_matched_question_was_generated(built, capsys):
     assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert "generated question:" in out
-    assert "join keys:" in out and "JOIN music__concert." in out
+    assert "Score: cosine similarity in meaning between the question and the best text\nindexed for the table" in out
+    assert "plus up to 0.075 when they share words" in out
+    assert "matched a question PEARL generated" in out
+    assert "= similarity " in out and " + shared words " in out  # the score's parts, when words added to it
+
+
+def test_query_lists_only_the_joins_that_connect_the_tables_shown(built, capsys):
+    assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    joins = out.split("How these tables join (the fewest joins that connect them;")[1].splitlines()[1:]
+    assert sorted(joins) == [
+        "  music__concert.singer_id = music__singer.singer_id  [explicit]",
+        "  music__concert.stadium_id = music__stadium.stadium_id  [explicit]",
+    ]
+
+
+def test_query_of_one_table_among_unjoined_ones_says_no_join_connects_them(built, capsys):
+    assert main(["query", str(built), "Who keeps the zebra?", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "How these tables join" not in out and "No known join" not in out
+
+
+def test_every_argument_of_every_command_has_help():
+    import argparse
+
+    for name, parser in full_parser()._subparsers._group_actions[0].choices.items():
+        for action in parser._actions:
+            if not isinstance(action, argparse._HelpAction):
+                assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
+
+
+def test_no_augment_says_what_turning_it_off_does():
+    index = full_parser()._subparsers._group_actions[0].choices["index"]
+    (action,) = [a for a in index._actions if "--no-augment" in a.option_strings]
+    assert action.help.startswith("index whole tables only")
 
 
 def test_index_prints_a_human_summary_not_json(bench, tmp_path, capsys):
     assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Indexed 4 tables into ")
-    assert "join graph:" in out and "explicit" in out and "LLM calls" in out
+    assert "join graph:" in out and "explicit: a key" in out
+    assert "written by the heuristic generator (free, no LLM)" in out.split("questions: ")[1]
     assert "{" not in out.splitlines()[0]
+
+
+def test_the_build_summary_times_the_whole_build_the_encoder_and_writing_included(bench, tmp_path, capsys):
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    stages = first.split(" s (")[1].rstrip(")").split(", ")
+    assert [s.rsplit(" ", 1)[0] for s in stages][:2] == ["reading tables", "encoder"]
+    assert stages[-1].startswith("writing the index ")
+
+
+def test_the_build_summary_prints_no_line_of_zeros(bench, tmp_path, capsys):
+    import re
+
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx")]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"\b0 (requests|LLM calls|cached|skipped|prompt tokens)", out)
+
+
+def test_index_skips_a_file_it_cannot_read_and_the_summary_counts_it(bench, tmp_path, capsys):
+    (bench / "tables" / "broken.csv").write_bytes(bytes(64))
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Indexed 4 tables into ")
+    assert "skipped 1 file that could not be read (warned above): " in out and "broken.csv" in out
+
+
+def test_index_strict_stops_at_the_file_it_cannot_read(bench, tmp_path, capsys):
+    (bench / "tables" / "broken.csv").write_bytes(bytes(64))
+    assert main(["index", str(bench / "tables"), "--out", str(tmp_path / "idx"), "--strict"]) == 2
+    assert "broken.csv" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()
 
 
 def test_index_json_prints_the_build_report(bench, tmp_path, capsys):
@@ -165,7 +230,7 @@ def test_index_with_an_llm_base_builds_through_the_server(bench, tmp_path, capsy
         assert main([*argv, "--llm-model", "fake", "--cache-dir", str(tmp_path / "cache")]) == 0
         calls = server.request_count
     assert calls >= 1
-    assert f"{calls} LLM calls" in capsys.readouterr().out
+    assert f"{calls} LLM call{'s' if calls > 1 else ''}" in capsys.readouterr().out
     assert json.loads((tmp_path / "idx" / "pearl.json").read_text())["generator"]["type"] == "llm"
 
 
@@ -216,6 +281,35 @@ def test_joins_on_a_plain_folder_lists_the_discovered_edges(bench, capsys):
     assert "music__concert.singer_id = music__singer.singer_id" in out
 
 
+def test_joins_json_on_a_folder_without_gold_joins_writes_the_discovered_joins(bench, tmp_path):
+    out = tmp_path / "j.json"
+    assert main(["joins", str(bench / "tables"), "--json", str(out)]) == 0
+    pairs = {tuple(sorted(r["tables"])): r for r in json.loads(out.read_text())["joins"]}
+    concert_singer = pairs["music__concert", "music__singer"]
+    assert concert_singer["kind"] == "explicit" and concert_singer["joins"][0]["column_pairs"] == [
+        ["singer_id", "singer_id"]
+    ]
+
+
+def test_joins_of_an_index_folder_lists_the_joins_it_holds_as_hints_and_the_graph_page_do(built, tmp_path, capsys):
+    from llama_index_pearl import PearlTableIndex
+    from llama_index_pearl.presentation.graph_page import graph_page_data
+
+    out = tmp_path / "j.json"
+    assert main(["joins", str(built), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"Join graph of {built}: 4 tables")
+    assert "music__concert.stadium_id = music__stadium.stadium_id" in text
+    records = json.loads(out.read_text())["joins"]
+    index = PearlTableIndex.load(built)
+    page = graph_page_data(index.join_graph, index.tables.values(), index.join_paths)
+    assert sorted(p for e in page["edges"] for p in e["pairs"]) == sorted(
+        " AND ".join(f"{j['left_table']}.{a} = {j['right_table']}.{b}" for a, b in j["column_pairs"])
+        for r in records
+        for j in r["joins"]
+    )
+
+
 def test_joins_on_a_folder_with_joins_jsonl_scores_it(bench, tmp_path, capsys):
     folder = tmp_path / "lake"
     folder.mkdir()
@@ -232,10 +326,10 @@ def test_demo_explains_each_answer(capsys):
     assert main(["demo", "-k", "4"]) == 0
     out = capsys.readouterr().out
     assert out.count("\nQ: ") == 3
-    assert "generated question:" in out  # the unit that matched, in words
-    assert "join keys:" in out and "JOIN concerts.venue_id = venues.venue_id (explicit)" in out
-    assert "because one joined unit names them all" in out  # ties explained
-    assert "via" not in out  # no join repeated through a retrieved middle table
+    assert "matched a question PEARL generated" in out  # the unit that matched, in words
+    assert "concerts.venue_id = venues.venue_id  [explicit]" in out
+    assert "matched the same text as" in out  # tables of one joined unit share its score
+    assert "through" not in out  # no join repeated through a retrieved middle table
 
 
 def test_every_config_field_but_csv_options_has_a_build_flag():
@@ -314,3 +408,18 @@ def test_eval_llamaindex_ranks_with_llamaindexs_object_index_over_a_sqlite_pool(
     result = json.loads(out.read_text())
     assert result["method"] == "llamaindex" and result["n_units"] == len(TABLES)
     assert result["metrics"]["all"]["R@2"] > 0 and "PaperR@2" in result["metrics"]["all"]
+
+
+def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_line():
+    from llama_index_pearl.cli.output import format_ranked
+    from llama_index_pearl.joins.graph import Join
+    from llama_index_pearl.retrieval.join_hints import JoinHint
+
+    pairs = (("origin", "origin"), ("time_hour", "time_hour"))
+    key = Join("flights", "weather", pairs, "explicit", False)
+    other = Join("flights", "weather", (("dest", "origin"), ("time_hour", "time_hour")), "explicit", False)
+    text = format_ranked("q", [], [JoinHint(("flights", "weather"), (key,), alternatives=(other,))])
+    assert text.splitlines()[-2:] == [
+        "  flights.origin = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
+        "    or flights.dest = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
+    ]

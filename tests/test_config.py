@@ -69,3 +69,8 @@ def test_an_insert_may_change_how_it_reads_but_not_what_the_build_fixed():
 
 def test_every_option_has_a_group_and_help():
     assert all(f.metadata.get("group") and f.metadata.get("help") for f in option_fields())
+
+
+def test_every_option_on_by_default_says_what_turning_it_off_does():
+    on = [f for f in option_fields() if f.default is True]
+    assert on and all(f.metadata.get("off") for f in on)

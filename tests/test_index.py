@@ -139,3 +139,12 @@ def test_real_minilm_ranks_the_obvious_table_first(music_tables, minilm):
     nodes = index.as_retriever(similarity_top_k=3).retrieve("What is the capacity of Wembley stadium?")
     assert nodes[0].node.metadata["table_id"] == "stadium"
     assert 0.0 < nodes[0].score <= 1.0
+
+
+def test_a_result_nodes_text_fits_table_text_chars_and_an_inserted_tables_too(music_tables, hashing_embedding):
+    wide = pd.DataFrame([[f"v{r}_{c}" for c in range(500)] for r in range(10)], columns=[f"c{c}" for c in range(500)])
+    index = PearlTableIndex.from_tables({"wide": wide}, embed_model=hashing_embedding, table_text_chars=1000)
+    index.insert_tables({"wider": wide.add_prefix("w")})
+    nodes = index.as_retriever(similarity_top_k=2).retrieve("c1 v0_1")
+    assert {n.node.metadata["table_id"] for n in nodes} == {"wide", "wider"}
+    assert all(len(n.node.text) <= 1000 and "more columns)" in n.node.text for n in nodes)

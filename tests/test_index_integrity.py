@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from embeddings import HashingEmbedding, TrigramEmbedding
-from test_persistence import reseal
+from test_persistence import load_and_read, reseal
 
 from llama_index_pearl import PearlTableIndex
 
@@ -35,6 +35,12 @@ def _load(folder, **kwargs):
 def _edit_lines(path: Path, edit) -> None:
     lines = path.read_text().splitlines()
     path.write_text("\n".join(edit(lines)) + "\n")
+
+
+def _edit_json(path: Path, edit) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
 
 
 # ---------------------------------------------------------------- encoder identity
@@ -61,7 +67,7 @@ def test_the_manifest_records_the_encoder_class_and_model_name(built):
     _, folder = built
     manifest = json.loads((folder / "pearl.json").read_text())
     assert manifest["encoder"] == {"class": "HashingEmbedding", "model_name": "unknown"}
-    assert manifest["format_version"] == 5
+    assert manifest["format_version"] == 6
 
 
 def test_a_version_2_folder_still_loads(built):
@@ -84,23 +90,49 @@ def test_an_edited_file_is_reported_as_modified_after_persist(built):
         _load(folder)
 
 
-def test_a_missing_table_line_is_reported_against_the_manifest_count(built):
+def test_a_missing_table_line_is_reported_against_the_manifest_count_when_the_tables_are_read(built):
     _, folder = built
     _edit_lines(folder / "tables.jsonl", lambda lines: lines[:-1])
     reseal(folder)
+    index = _load(folder)  # a query reads no table's rows
+    assert len(index.tables) == 3
     with pytest.raises(ValueError, match=r"tables\.jsonl.*holds 2 tables, the manifest lists 3"):
-        _load(folder)
+        list(index.tables.values())
 
 
-def test_a_unit_naming_an_absent_table_is_reported(built):
+def test_a_unit_naming_an_absent_table_is_reported_at_load(built):
     _, folder = built
-    _edit_lines(folder / "tables.jsonl", lambda lines: [line for line in lines if '"id": "stadium"' not in line])
-    manifest = json.loads((folder / "pearl.json").read_text())
-    manifest["n_tables"] = 2
-    (folder / "pearl.json").write_text(json.dumps(manifest))
+    _edit_json(folder / "catalog.json", lambda catalog: catalog["units"]["tables"].__setitem__(0, 3))
     reseal(folder)
-    with pytest.raises(ValueError, match=r"(docstore\.json|join_graph\.json).*stadium"):
+    with pytest.raises(ValueError, match=r"catalog\.json.*unit .* names tables \[3\], the catalog lists 3"):
         _load(folder)
+
+
+def test_units_that_differ_from_the_catalog_are_reported_when_first_read(built):
+    _, folder = built
+
+    def ask_another_question(docstore):
+        unit = next(iter(docstore["docstore/data"].values()))["__data__"]
+        unit["metadata"]["question"] = "A question the catalog does not hold?"
+
+    _edit_json(folder / "docstore.json", ask_another_question)
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"docstore\.json.*not the one catalog\.json lists"):
+        load_and_read(folder)
+
+
+def test_a_lexical_index_of_other_units_is_reported_when_first_used(built):
+    import numpy as np
+
+    _, folder = built
+    with np.load(folder / "lexical.npz") as arrays:
+        kept = dict(arrays)
+    kept["n_docs"] = np.asarray(int(kept["n_docs"]) + 1)
+    with (folder / "lexical.npz").open("wb") as handle:
+        np.savez(handle, **kept)
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"lexical\.npz.*documents, the catalog lists"):
+        load_and_read(folder)
 
 
 def test_a_vector_mapped_to_no_unit_is_reported(built):
@@ -127,6 +159,8 @@ def test_a_vector_mapped_to_no_unit_is_reported(built):
         ("tables.jsonl", '["a list, not a table"]\n'),
         ("tables.jsonl", '{"id": "x", "columns": ["a"], "rows": [[1, 2]]}\n'),
         ("id_map.json", "[]"),
+        ("catalog.json", '{"texts": {}}'),
+        ("lexical.npz", "not numpy"),
         ("pearl.json", "not json"),
     ],
 )
@@ -136,7 +170,7 @@ def test_malformed_or_wrong_json_is_one_value_error_naming_the_file(built, name,
     if name != "pearl.json":
         reseal(folder)
     with pytest.raises(ValueError, match=name.replace(".", r"\.")):
-        _load(folder)
+        load_and_read(folder)
 
 
 @pytest.mark.parametrize(("field", "value"), [("dimension", "64"), ("n_units", None), ("config", []), ("report", 3)])
@@ -176,7 +210,7 @@ def test_an_error_mid_persist_leaves_the_old_index_loading_identically(built, mu
         path.write_text('{"id": "half-written')
         raise OSError("disk full")
 
-    monkeypatch.setattr(persistence, "_write_tables", explode)
+    monkeypatch.setattr(persistence, "write_tables_file", explode)
     with pytest.raises(OSError, match="disk full"):
         PearlTableIndex.from_tables({"singer": music_tables["singer"]}, embed_model=HashingEmbedding()).persist(folder)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
@@ -199,7 +233,7 @@ def test_a_process_killed_mid_persist_leaves_the_old_index_loading_identically(b
             path.write_text('{{"id": "half')
             os._exit(9)  # no cleanup runs: as a SIGKILL or a power cut would leave it
 
-        persistence._write_tables = crash
+        persistence.write_tables_file = crash
         index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
         index.persist({str(folder)!r})
         """

@@ -64,7 +64,7 @@ def test_a_question_sharing_no_word_scores_nothing():
 
 
 def test_scorer_rejects_mismatched_ids_and_texts():
-    with pytest.raises(ValueError, match="2 ids for 1 texts"):
+    with pytest.raises(ValueError, match="2 ids for 1 documents"):
         LexicalScorer(["a", "b"], ["only one"])
 
 
@@ -137,3 +137,29 @@ def test_building_the_lexical_index_logs_nothing_below_the_applications_level():
         root.removeHandler(handler)
         root.setLevel(previous)
     assert [r.getMessage() for r in records if r.name.startswith("bm25s")] == []
+
+
+def test_the_stop_words_are_bm25s_english_list():
+    from bm25s.stopwords import STOPWORDS_EN
+
+    from llama_index_pearl.corpus.lexical import STOP_WORDS
+
+    assert frozenset(STOPWORDS_EN) == STOP_WORDS
+
+
+def test_scores_equal_bm25s_own_to_the_bit_and_after_reordering_the_documents():
+    import bm25s
+
+    from llama_index_pearl.corpus.lexical import LexicalIndex
+
+    texts = ["pet owners of Pets", "pet pet type", "concert stadium", "Stadium_Name Hampden Park", "owner owner pet"]
+    bm25 = bm25s.BM25()
+    bm25.index(lexical_tokens(texts), show_progress=False)
+    index = LexicalIndex.build(texts)
+    order = [3, 0, 4, 1, 2]
+    reordered = index.reordered(order)
+    for question in ["which pet owner types", "stadium pet pet", "Hampden Park concerts", "nothing shared"]:
+        tokens = [t for t in lexical_tokens([question])[0] if t in bm25.vocab_dict]
+        expected = bm25.get_scores(tokens) if tokens else np.zeros(len(texts), dtype=np.float32)
+        assert index.raw_scores(question).tobytes() == np.asarray(expected, dtype=np.float32).tobytes()
+        assert reordered.raw_scores(question).tobytes() == index.raw_scores(question)[order].tobytes()

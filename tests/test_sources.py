@@ -85,9 +85,40 @@ def test_duplicate_columns_after_normalisation_are_named():
         load_tables({"people": df})
 
 
-def test_duplicate_csv_header_is_reported_not_renamed(tmp_path):
-    (tmp_path / "twice.csv").write_text("a,a\n1,2\n")
-    with pytest.raises(ValueError, match="Table 'twice' has duplicate column names"):
+def test_a_repeated_csv_header_gets_pandas_names_and_one_warning_naming_the_file(tmp_path, caplog):
+    (tmp_path / "wiki.csv").write_text("Year,Performance,Performance,performance\n2001,Hamlet,lead,x\n")
+    with caplog.at_level("WARNING"):
+        (table,) = load_tables(tmp_path)
+    assert table.columns == ["Year", "Performance", "Performance.1", "performance.2"]
+    assert table.df.iloc[0].tolist() == ["2001", "Hamlet", "lead", "x"]
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "wiki.csv" in warning and "'Performance' -> 'Performance.1'" in warning
+
+
+def test_a_file_that_cannot_be_read_is_skipped_with_a_warning_and_the_others_are_read(tmp_path, caplog):
+    from llama_index_pearl.tables.sources import read_tables
+
+    (tmp_path / "good.csv").write_text("id,name\n1,Ann\n")
+    (tmp_path / "broken.csv").write_bytes(bytes(64))
+    with caplog.at_level("WARNING"):
+        read = read_tables(tmp_path)
+    assert [t.id for t in read.tables] == ["good"]
+    assert [f.path for f in read.skipped] == [str(tmp_path / "broken.csv")]
+    assert "NUL bytes" in read.skipped[0].reason
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "broken.csv" in warning and "NUL bytes" in warning
+
+
+def test_strict_stops_at_the_first_file_that_cannot_be_read(tmp_path):
+    (tmp_path / "good.csv").write_text("id,name\n1,Ann\n")
+    (tmp_path / "broken.csv").write_bytes(bytes(64))
+    with pytest.raises(ValueError, match=r"broken\.csv.*NUL bytes"):
+        load_tables(tmp_path, strict=True)
+
+
+def test_a_folder_of_unreadable_files_is_an_error_naming_them(tmp_path):
+    (tmp_path / "broken.csv").write_bytes(bytes(64))
+    with pytest.raises(ValueError, match=r"No table could be read.*broken\.csv"):
         load_tables(tmp_path)
 
 
@@ -121,15 +152,6 @@ def test_missing_values_render_as_empty_cells(value):
 def test_integral_floats_render_without_trailing_zero():
     assert cell_text(3.0) == "3"
     assert cell_text(2.5) == "2.5"
-
-
-def test_repeated_csv_headers_can_be_renamed_instead_of_refused(tmp_path):
-    from llama_index_pearl.tables.sources import read_table_file
-
-    (tmp_path / "wiki.csv").write_text("Year,Role,role\n2001,Hamlet,lead\n")
-    table = read_table_file(tmp_path / "wiki.csv", dedupe_columns=True)
-    assert table.columns == ["Year", "Role", "role (2)"]
-    assert table.df.iloc[0].tolist() == ["2001", "Hamlet", "lead"]
 
 
 def test_text_rows_of_any_rows_and_columns_match_the_frame_cell_by_cell():

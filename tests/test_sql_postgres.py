@@ -40,7 +40,7 @@ def test_schema_qualified_tables_are_named_as_the_schemas_sqldatabase_names_them
     assert set(sales_index.tables) == {"sales.orders", "sales.order_lines"}
     schemas = sales_index.as_sql_table_retriever(sales, similarity_top_k=2).retrieve("order lines of order 7")
     assert {s.table_name for s in schemas} == {"orders", "order_lines"}
-    assert "JOIN order_lines.order_id = orders.order_id" in " ".join(s.context_str or "" for s in schemas)
+    assert "JOIN orders ON order_lines.order_id = orders.order_id" in " ".join(s.context_str or "" for s in schemas)
 
 
 def test_the_engine_runs_the_llms_join_in_the_schema(sales, sales_index):

@@ -64,23 +64,43 @@ def test_retrieve_returns_sql_table_schemas_in_pearls_order(index, sql_database)
     assert [s.table_name for s in schemas] == ranked
 
 
-def test_context_str_holds_each_join_key_between_the_retrieved_tables_once(index, sql_database):
+def test_every_retrieved_table_gets_its_joins_to_the_others_as_sql(index, sql_database):
     schemas = index.as_sql_table_retriever(sql_database, similarity_top_k=3).retrieve("singers at Wembley stadium")
-    context = "\n".join(s.context_str or "" for s in schemas)
-    assert context.count("JOIN concert.stadium_id = stadium.stadium_id") == 1
-    assert context.count("JOIN concert.singer_id = singer.singer_id") == 1
-    assert "explicit" not in context and "implicit" not in context
+    context = {s.table_name: s.context_str for s in schemas}
+    assert context["singer"] == "JOIN concert ON singer.singer_id = concert.singer_id"
+    assert context["stadium"] == "JOIN concert ON stadium.stadium_id = concert.stadium_id"
+    assert sorted(context["concert"].split("; ")) == [
+        "JOIN singer ON concert.singer_id = singer.singer_id",
+        "JOIN stadium ON concert.stadium_id = stadium.stadium_id",
+    ]
 
 
-def test_tables_joined_through_an_unretrieved_table_get_the_join_through_it(index, sql_database):
+def test_tables_joined_through_an_unretrieved_table_get_the_join_through_it_and_are_told_so(index, sql_database):
     schemas = index.as_sql_table_retriever(sql_database, similarity_top_k=2).retrieve(
         "singer Joe Sharp stadium capacity"
     )
     assert [s.table_name for s in schemas] == ["singer", "stadium"]
-    assert (
-        schemas[1].context_str
-        == "JOIN singer.singer_id = concert.singer_id JOIN concert.stadium_id = stadium.stadium_id"
-    )
+    assert [s.context_str for s in schemas] == [
+        "JOIN concert ON singer.singer_id = concert.singer_id JOIN stadium ON concert.stadium_id = stadium.stadium_id"
+        " (concert is not among the tables shown)",
+        "JOIN concert ON stadium.stadium_id = concert.stadium_id JOIN singer ON concert.singer_id = singer.singer_id"
+        " (concert is not among the tables shown)",
+    ]
+
+
+def test_identifiers_are_quoted_where_the_databases_dialect_needs_it_and_the_join_runs(tmp_path, hashing_embedding):
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'games.sqlite'}")
+    with engine.begin() as connection:
+        pd.DataFrame({"team.key": [1, 2], "name": ["Hawks", "Owls"]}).to_sql("team", connection, index=False)
+        pd.DataFrame({"game_id": [7, 8], "team.key": [1, 2]}).to_sql("order", connection, index=False)
+    sql_database = SQLDatabase(engine)
+    index = PearlTableIndex.from_tables(sql_database, embed_model=hashing_embedding)
+    schemas = index.as_sql_table_retriever(sql_database, similarity_top_k=2).retrieve("games of the Hawks")
+    context = {s.table_name: s.context_str for s in schemas}
+    assert context["team"] == 'JOIN "order" ON team."team.key" = "order"."team.key"'
+    with engine.connect() as connection:
+        rows = connection.execute(sa.text(f"SELECT game_id, name FROM team {context['team']}")).fetchall()
+    assert sorted(rows) == [(7, "Hawks"), (8, "Owls")]
 
 
 def test_a_lone_table_has_no_join_keys_to_show(index, sql_database):
@@ -97,7 +117,7 @@ def test_descriptions_come_before_the_join_keys(index, sql_database):
     retriever = index.as_sql_table_retriever(sql_database, 3, context_strs={"concert": "One row per concert."})
     concert = next(s for s in retriever.retrieve("concerts at Wembley stadium") if s.table_name == "concert")
     assert concert.context_str is not None
-    assert concert.context_str.startswith("One row per concert. JOIN concert.")
+    assert concert.context_str.startswith("One row per concert. JOIN ")
 
 
 def test_descriptions_of_tables_the_database_lacks_are_refused(index, sql_database):
@@ -133,7 +153,7 @@ def test_nl_sql_retriever_prompts_with_the_schemas_and_join_keys_and_runs_the_ll
         _, metadata = retriever.retrieve_with_metadata("Which singer performed at Wembley stadium?")
         prompt = prompt_text(server.requests[0])
     assert "Table 'concert' has columns: concert_id" in prompt
-    assert "The table description is: JOIN concert.stadium_id = stadium.stadium_id" in prompt
+    assert "The table description is: JOIN concert ON stadium.stadium_id = concert.stadium_id" in prompt
     assert metadata["sql_query"] == WEMBLEY_SINGERS
     assert metadata["result"] == [("Ann Lee",)]
 
@@ -195,3 +215,22 @@ def test_as_sql_query_engine_hands_llamaindexs_text_to_sql_arguments_to_its_retr
 def test_as_sql_query_engine_without_any_llm_says_how_to_give_one(index, sql_database):
     with pytest.raises(ValueError, match=r"as_sql_query_engine\(\) needs an LLM.*Settings\.llm"):
         index.as_sql_query_engine(sql_database)
+
+
+def test_a_composite_key_is_one_on_and_an_alternative_its_own_join():
+    from llama_index_pearl.retrieval.sql_tables import join_keys_text
+
+    composite = {
+        "left_table": "flights",
+        "right_table": "weather",
+        "column_pairs": [["origin", "origin"], ["time_hour", "time_hour"]],
+        "kind": "explicit",
+        "declared": False,
+    }
+    alternative = {**composite, "column_pairs": [["dest", "origin"], ["time_hour", "time_hour"]]}
+    hint = {"tables": ["weather", "flights"], "via": None, "hops": [composite], "alternatives": [alternative]}
+    assert join_keys_text("flights", [hint]) == (
+        "JOIN weather ON flights.origin = weather.origin AND flights.time_hour = weather.time_hour"
+        " or JOIN weather ON flights.dest = weather.origin AND flights.time_hour = weather.time_hour"
+    )
+    assert join_keys_text("weather", [hint]).startswith("JOIN flights ON weather.origin = flights.origin AND ")

@@ -18,7 +18,8 @@ from llama_index_pearl.evaluation.benchmark import DEFAULT_KS
 
 __all__ = ["add_command_arguments"]
 
-EMBED_MODEL_HELP = "the encoder the index was built with (default: the recorded one)"
+EMBED_MODEL_HELP = "the encoder the index was built with (default: the one its manifest records)"
+INDEX_DIR_HELP = "an index folder, as written by pearl index --out"
 
 
 def _demo(parser: argparse.ArgumentParser) -> None:
@@ -36,35 +37,47 @@ def _index(parser: argparse.ArgumentParser) -> None:
 
 
 def _query(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("index_dir")
-    parser.add_argument("question")
-    parser.add_argument("-k", type=positive_int, default=5, help="tables to return")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("index_dir", help=INDEX_DIR_HELP)
+    parser.add_argument("question", help='the question, in quotes ("Which venues hosted Velvet Harbor?")')
+    parser.add_argument("-k", type=positive_int, default=5, help="how many tables to show (default 5)")
+    parser.add_argument("--json", action="store_true", help="print JSON for programs instead of text")
     add_retrieval_options(parser)
     parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
 
 
 def _joins(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tables", help="folder of CSV/Parquet files, one file, a SQLAlchemy URL, or a benchmark")
-    parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    parser.add_argument(
+        "tables",
+        help="an index folder (written by pearl index: lists the joins it holds), or tables to discover joins in: "
+        "a folder of CSV/Parquet files, one file, a SQLAlchemy URL, or a benchmark folder",
+    )
+    parser.add_argument("--json", dest="json_out", help="also write the joins (and any scores) as JSON to this file")
     parser.add_argument("--embed-model", help="encoder for column names and values (default: bundled MiniLM)")
     add_discovery_options(parser)
 
 
 def _graph(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("index_dir")
+    parser.add_argument("index_dir", help=INDEX_DIR_HELP)
     parser.add_argument("--html", help="the page to write (opens offline in any browser)")
     parser.add_argument("--png", help="also write a screenshot (needs Chromium)")
     parser.add_argument("--sample-rows", type=positive_int, default=5, help="rows shown per table (default 5)")
-    parser.add_argument("--width", type=positive_int, default=1280, help="screenshot width")
-    parser.add_argument("--height", type=positive_int, default=800, help="screenshot height")
+    parser.add_argument("--width", type=positive_int, default=1280, help="screenshot width in pixels (default 1280)")
+    parser.add_argument("--height", type=positive_int, default=800, help="screenshot height in pixels (default 800)")
     parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
 
 
 def _eval(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("bench_dir")
-    parser.add_argument("--method", choices=METHODS, default="pearl")
-    parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values")
+    parser.add_argument(
+        "bench_dir",
+        help="a benchmark folder: tables/*.csv, queries.jsonl (questions, gold tables), optionally joins.jsonl",
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default="pearl",
+        help="what ranks the tables: PEARL (default), whole tables embedded, BM25, or LlamaIndex's ObjectIndex",
+    )
+    parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values of R@k, C@k")
     parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
     add_build_options(parser)
     add_retrieval_options(parser)

@@ -6,6 +6,7 @@ Pipeline step: cli (docs/architecture.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -18,10 +19,13 @@ from llama_index_pearl.cli.output import (
     format_estimate,
     format_join_edges,
     format_ranked,
+    join_graph_records,
 )
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.storage.persistence import is_index_folder, load_join_graph
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
@@ -42,15 +46,21 @@ def write_json(path: str, data: Any) -> None:
     target.write_text(json.dumps(data, indent=2))
 
 
-def _summary(index: PearlTableIndex) -> str:
+def _summary(index: PearlTableIndex, persist_seconds: float | None = None) -> str:
     hops = Counter(len(path.tables) for path in index.join_paths)
-    return format_build_summary(index.report, index.join_graph, index.generator_name, hops)
+    report = index.report
+    if persist_seconds is not None:  # the whole build, the folder written included
+        seconds = dict(report.seconds)
+        seconds["persist"] = persist_seconds
+        seconds["total"] = seconds.get("total", 0.0) + persist_seconds
+        report = dataclasses.replace(report, seconds=seconds)
+    return format_build_summary(report, index.join_graph, index.generator_name, hops)
 
 
-def _ranked(index: PearlTableIndex, question: str, k: int, **retriever: Any) -> tuple[list[Any], str]:
-    nodes = index.as_retriever(similarity_top_k=k, **retriever).retrieve(question)
+def _ranked(index: PearlTableIndex, question: str, k: int, lexical_weight: float = DEFAULT_LEXICAL_WEIGHT) -> str:
+    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=lexical_weight).retrieve(question)
     hints = compute_join_hints(index.join_graph, [n.node.metadata["table_id"] for n in nodes])
-    return nodes, format_ranked(question, nodes, hints)
+    return format_ranked(question, nodes, hints, lexical_weight)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -59,11 +69,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         show(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
         show(_summary(index))
         show(
-            "\nFor each question: the ranked tables, the generated question of the unit that matched,"
-            " and the join keys between the returned tables."
+            "\nFor each question: the ranked tables, why each matched (a question PEARL generated, or the table"
+            " itself), and how the tables shown join."
         )
     for question in DEMO_QUESTIONS:
-        show("\n" + _ranked(index, question, args.k)[1])
+        show("\n" + _ranked(index, question, args.k))
     if not args.quiet:
         show('\nYour own tables: pearl index FOLDER --out idx && pearl query idx "question"')
     return 0
@@ -87,11 +97,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
     out = _check_out(args.out)
     index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
+    started = time.perf_counter()
     index.persist(out)
+    persist_seconds = time.perf_counter() - started
     if args.json:
-        show(json.dumps({"out": str(out), **index.report.to_dict()}, indent=2))
+        show(json.dumps({"out": str(out), **index.report.to_dict(), "persist_seconds": persist_seconds}, indent=2))
     elif not args.quiet:
-        show(_summary(index))
+        show(_summary(index, persist_seconds))
         show(f'Wrote {out}/; ask it: pearl query {out} "your question"')
     return 0
 
@@ -103,12 +115,12 @@ def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
 
 def cmd_query(args: argparse.Namespace) -> int:
     index = load_index(args.index_dir, args)
-    nodes, text = _ranked(index, args.question, args.k, lexical_weight=args.lexical_weight)
     if args.json:
+        nodes = index.as_retriever(similarity_top_k=args.k, lexical_weight=args.lexical_weight).retrieve(args.question)
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
-        show(text)
+        show(_ranked(index, args.question, args.k, args.lexical_weight))
     return 0
 
 
@@ -117,46 +129,64 @@ def _is_benchmark(path: Path) -> bool:
 
 
 def cmd_joins(args: argparse.Namespace) -> int:
-    from llama_index_pearl.joins import discover_join_paths, evaluate_join_discovery, format_join_report
-    from llama_index_pearl.joins.evaluate import score_discovery
-    from llama_index_pearl.tables.sources import load_tables
-
     source = Path(args.tables)
-    embed_model = embed_model_from_args(args)
-    results = []
-    if _is_benchmark(source):
-        # with provenance, the unified pool is scored too: the paper's setting stays comparable
-        for provenance in [True, False] if args.provenance else [False]:
-            result = evaluate_join_discovery(
-                source, embed_model, provenance=provenance, cross_source_joins=args.cross_source_joins
+    if is_index_folder(source):
+        graph = load_join_graph(source)
+        show(format_join_edges(graph, f"Join graph of {source}"))
+        if args.json_out:
+            write_json(
+                args.json_out,
+                {"index": str(source), "n_tables": graph.number_of_nodes(), "joins": join_graph_records(graph)},
             )
-            show(format_join_report(result) + "\n")
-            results.append(result)
-    else:
-        started = time.perf_counter()
-        tables = load_tables(args.tables)
-        config = config_from_args(args)
-        policy = config.cross_source_joins
-        discovery = discover_join_paths(
-            tables,
-            embed_model,
-            budget=config.budget,
-            lambda_div=config.lambda_div,
-            use_declared=config.use_declared_joins,
-            cross_source_joins=policy,
-        )
-        show(format_join_edges(discovery.graph))
-        result = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
-        gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"
-        if gold.is_file():
-            result.update(score_discovery(discovery, gold), bench=source.name, cross_source_joins=policy)
-            result["seconds"] = round(time.perf_counter() - started, 3)
-            show("\nScored against " + gold.name + ":\n" + format_join_report(result))
-        results.append(result)
+        return 0
+    results = _benchmark_joins(source, args) if _is_benchmark(source) else [_folder_joins(source, args)]
     if args.json_out:
         # a list (provenance, then unified) when both ran, else the one result
         write_json(args.json_out, results if len(results) > 1 else results[0])
     return 0
+
+
+def _benchmark_joins(source: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from llama_index_pearl.joins import evaluate_join_discovery, format_join_report
+
+    results = []
+    # with provenance, the unified pool is scored too: the paper's setting stays comparable
+    for provenance in [True, False] if args.provenance else [False]:
+        result = evaluate_join_discovery(
+            source, embed_model_from_args(args), provenance=provenance, cross_source_joins=args.cross_source_joins
+        )
+        show(format_join_report(result) + "\n")
+        results.append(result)
+    return results
+
+
+def _folder_joins(source: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Discovery on a folder, file or database: the joins found, scored against a ``joins.jsonl`` beside it."""
+    from llama_index_pearl.joins import discover_join_paths, format_join_report
+    from llama_index_pearl.joins.evaluate import score_discovery
+    from llama_index_pearl.tables.sources import load_tables
+
+    started = time.perf_counter()
+    config = config_from_args(args)
+    tables = load_tables(args.tables, max_rows_read=config.max_rows_read, strict=config.strict)
+    policy = config.cross_source_joins
+    discovery = discover_join_paths(
+        tables,
+        embed_model_from_args(args),
+        budget=config.budget,
+        lambda_div=config.lambda_div,
+        use_declared=config.use_declared_joins,
+        cross_source_joins=policy,
+    )
+    show(format_join_edges(discovery.graph))
+    result: dict[str, Any] = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
+    result["joins"] = join_graph_records(discovery.graph)
+    gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"
+    if gold.is_file():
+        result.update(score_discovery(discovery, gold), bench=source.name, cross_source_joins=policy)
+        result["seconds"] = round(time.perf_counter() - started, 3)
+        show("\nScored against " + gold.name + ":\n" + format_join_report(result))
+    return result
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

@@ -71,7 +71,8 @@ def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] 
     """One flag per :class:`PearlConfig` field of ``groups``, derived from the field.
 
     ``bool`` fields default ``False`` become ``--name``, those default ``True`` become
-    ``--no-name`` (or the field's ``flag``); numbers take their ``min``; strings their ``choices``.
+    ``--no-name`` (or the field's ``flag``) with the field's ``off`` help (what turning it off
+    does); numbers take their ``min``; strings their ``choices``.
     """
     sections = {g: parser.add_argument_group(GROUP_TITLES.get(g, g)) for g in groups}
     for option in option_fields():
@@ -85,7 +86,7 @@ def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] 
         kind = str(option.type)
         if kind == "bool":
             kwargs["action"] = "store_false" if option.default else "store_true"
-            kwargs["help"] = f"turn off: {meta['help']}" if option.default else meta["help"]
+            kwargs["help"] = meta["off"] if option.default else meta["help"]
         elif kind.startswith("int"):
             kwargs["type"] = int_at_least(meta.get("min", -(2**31)))
         elif kind.startswith("float"):
@@ -106,9 +107,9 @@ def add_provenance_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_discovery_options(parser: argparse.ArgumentParser) -> None:
-    """Provenance and the discovery fields of the config (``pearl joins``)."""
+    """Provenance, and the reading and discovery fields of the config (``pearl joins``)."""
     add_provenance_option(parser)
-    add_config_options(parser, groups=("discovery",))
+    add_config_options(parser, groups=("reading", "discovery"))
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,9 @@
-"""What ``pearl`` prints for people: build summaries, cost estimates, ranked tables with their join keys.
+"""What ``pearl`` prints for people: build summaries, cost estimates, the join graph, ranked tables.
 
-Pure formatting over the library's results (``BuildReport``, the join graph,
-retrieved nodes); JSON output stays with the commands.
+Written for a data analyst: which tables, why (the question PEARL generated that matched, said
+as such), how strongly (what the score is, and its parts), and how the tables shown join, with
+only the joins needed to connect them. Pure formatting over the library's results
+(``BuildReport``, the join graph, retrieved nodes); JSON for machines stays with the commands.
 
 Pipeline step: cli (docs/architecture.md).
 """
@@ -10,19 +12,44 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from itertools import groupby
 from typing import Any
 
 import networkx as nx
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.build import BuildReport
-from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.joins.graph import Join, joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
-__all__ = ["format_build_summary", "format_estimate", "format_join_edges", "format_ranked", "graph_counts"]
+__all__ = [
+    "connecting_hints",
+    "format_build_summary",
+    "format_estimate",
+    "format_join_edges",
+    "format_ranked",
+    "graph_counts",
+    "join_graph_records",
+]
 
-TIE_DECIMALS = 6
+# build stages in the words the summary uses, in the order a build runs them
+STAGES = {
+    "load": "reading tables",
+    "encoder": "encoder",
+    "tables": "table units",
+    "discovery": "join discovery",
+    "generation": "questions",
+    "embed": "embedding",
+    "persist": "writing the index",
+}
+# how a table came to match, by the kind of the unit that matched
+MATCHED = {
+    "original": "matched the table itself (its header and first rows)",
+    "schema": "matched the table's name, columns and first row",
+    "random_view": "matched some of its columns",
+}
+QUESTION_KINDS = {"explicit", "implicit", "single_hop"}
+JOINS_LEGEND = "the fewest joins that connect them; explicit: on a key, implicit: on values"
 
 
 def graph_counts(graph: nx.Graph) -> dict[str, int]:
@@ -37,40 +64,65 @@ def graph_counts(graph: nx.Graph) -> dict[str, int]:
     }
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _graph_line(graph: nx.Graph) -> str:
+    counts = graph_counts(graph)
+    declared = f"; {counts['declared']:,} declared by the database" if counts["declared"] else ""
+    return (
+        f"{_plural(counts['edges'], 'joined table pair')} ({counts['explicit']:,} explicit: a key; "
+        f"{counts['implicit']:,} implicit: shared values only{declared}), {counts['selected']:,} on the join paths"
+    )
+
+
 def _seconds(seconds: Mapping[str, float]) -> str:
-    stages = ", ".join(f"{name} {value:.1f}" for name, value in seconds.items() if name != "total")
+    stages = ", ".join(f"{STAGES.get(name, name)} {seconds[name]:.1f}" for name in STAGES if name in seconds)
     return f"{seconds.get('total', sum(seconds.values())):.1f} s" + (f" ({stages})" if stages else "")
 
 
 def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n_paths_by_hops: Counter) -> str:
-    """A few lines on what a build made and cost.
+    """A few lines on what a build made, skipped and cost; nothing that did not happen.
 
     Args:
-        report: The index's build report.
+        report: The index's build report (``seconds["total"]`` is the whole build; the caller adds
+            ``persist`` to both when it writes the index).
         graph: The index's join graph.
         generator: The recorded generator name (``PearlConfig.generator``).
         n_paths_by_hops: Selected paths counted by number of tables.
     """
-    edges = graph_counts(graph)
-    hops = ", ".join(f"{n} with {size} tables" for size, n in sorted(n_paths_by_hops.items()))
-    units = ", ".join(f"{n} {kind}" for kind, n in sorted(report.units_by_kind.items()))
-    lines = [
-        f"Indexed {report.n_tables} tables into {report.n_units} units in {_seconds(report.seconds)}",
-        f"  join graph: {edges['edges']} edges ({edges['explicit']} explicit, {edges['implicit']} implicit, "
-        f"{edges['declared']} declared), {edges['selected']} on selected paths",
-        f"  join paths: {report.n_paths}" + (f" ({hops})" if hops else ""),
-        f"  units: {units or 'none'}",
-    ]
-    generation = report.generation
-    if generation:
-        calls = generation.get("generated", 0) if not generator.startswith("heuristic") else 0
-        lines.append(
-            f"  query generation: {generator}; {generation.get('paths', 0)} requests, {calls} LLM calls, "
-            f"{generation.get('cached', 0)} cached, {len(generation.get('skipped', []))} skipped, "
-            f"{generation.get('prompt_tokens', 0):,} prompt tokens, {generation.get('fallback_paths', 0)} "
-            "paths with heuristic questions beyond the budget"
-        )
+    lines = [f"Indexed {_plural(report.n_tables, 'table')} into {report.n_units:,} units in {_seconds(report.seconds)}"]
+    if report.skipped:
+        names = ", ".join(s["path"] for s in report.skipped[:3]) + (", ..." if len(report.skipped) > 3 else "")
+        lines.append(f"  skipped {_plural(len(report.skipped), 'file')} that could not be read (warned above): {names}")
+    if graph.number_of_edges():
+        lines.append("  join graph: " + _graph_line(graph))
+    if report.n_paths:
+        hops = ", ".join(f"{n:,} of {size} tables" for size, n in sorted(n_paths_by_hops.items()))
+        lines.append(f"  join paths: {report.n_paths:,}" + (f" ({hops})" if hops else ""))
+    units = ", ".join(f"{n:,} {kind}" for kind, n in sorted(report.units_by_kind.items()))
+    lines.append(f"  units: {units or 'none'}")
+    if report.generation:
+        lines.append("  questions: " + _generation(report.generation, generator))
     return "\n".join(lines)
+
+
+def _generation(generation: Mapping[str, Any], generator: str) -> str:
+    """Who wrote the questions and what it cost; counts of zero are left out."""
+    if generator.startswith("heuristic"):
+        return f"{generation.get('generated', 0):,} written by the heuristic generator (free, no LLM)"
+    parts = [
+        (generation.get("requests", 0), "request"),
+        (generation.get("generated", 0), "LLM call"),
+        (generation.get("cached", 0), "cached answer"),
+        (len(generation.get("skipped", [])), "skipped request"),
+        (generation.get("prompt_tokens", 0), "prompt token"),
+    ]
+    said = ", ".join(_plural(n, word) for n, word in parts if n)
+    fallback = generation.get("fallback_paths", 0)
+    beyond = f"; {_plural(fallback, 'path')} beyond the budget got heuristic questions" if fallback else ""
+    return f"{generator}: {said or 'nothing sent'}{beyond}"
 
 
 def format_estimate(estimate: Mapping[str, Any], generator: str) -> str:
@@ -87,66 +139,137 @@ def format_estimate(estimate: Mapping[str, Any], generator: str) -> str:
     )
 
 
-def _tie_note(group: list[NodeWithScore]) -> str:
-    names = ", ".join(hit.node.metadata["table_id"] for hit in group)
-    units = {hit.node.metadata.get("matched_unit_id") for hit in group}
-    if len(units) == 1:
-        return (
-            f"  tie: {names} score {group[0].score:.4f} because one joined unit names them all; "
-            "they are ordered by each table's next-best unit"
-        )
-    return (
-        f"  tie: {names} score {group[0].score:.4f} from different units of equal score; "
-        "they are ordered by each table's next-best unit"
-    )
+def _score(hit: NodeWithScore) -> str:
+    score = float(hit.score or 0.0)
+    cosine = hit.node.metadata.get("cosine")
+    if cosine is None or abs(score - float(cosine)) < 5e-4:
+        return f"{score:.2f}"
+    return f"{score:.2f} = similarity {float(cosine):.2f} + shared words {score - float(cosine):.2f}"
 
 
-def format_ranked(question: str, nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint]) -> str:
-    """The ranked tables, the generated question each one matched, the join keys, and why ties are ties.
+def _why(hit: NodeWithScore, first_seen: Mapping[str, str]) -> list[str]:
+    """Why a table matched: the unit's kind in words, and the generated question, said to be one."""
+    meta = hit.node.metadata
+    unit = meta.get("matched_unit_id")
+    if unit in first_seen and first_seen[unit] != meta["table_id"]:
+        return [f"matched the same text as {first_seen[unit]}"]
+    kind = meta.get("matched_kind")
+    if kind not in QUESTION_KINDS or not meta.get("matched_question"):
+        return [MATCHED.get(str(kind), "matched a unit of this table")]
+    others = [t for t in meta.get("matched_table_ids", []) if t != meta["table_id"]]
+    about = f"joining it with {', '.join(others)}" if others else "about this table"
+    return [f"matched a question PEARL generated {about}:", f'  "{meta["matched_question"]}"']
+
+
+def format_ranked(
+    question: str,
+    nodes: Sequence[NodeWithScore],
+    hints: Sequence[JoinHint],
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+) -> str:
+    """The ranked tables, why each matched and how strongly, and the joins that connect them.
 
     Args:
         question: The user's question.
         nodes: ``PearlRetriever`` results, best first.
-        hints: Join hints among the returned tables (each join once).
+        hints: Join hints among the returned tables (:func:`connecting_hints` keeps those needed).
+        lexical_weight: The retriever's, to say what a score can add for shared words.
     """
-    lines = [f"Q: {question}"]
-    shown_questions: set[str] = set()
+    words = f", plus up to {lexical_weight:g} when they share words" if lexical_weight > 0 else ""
+    lines = [
+        f"Q: {question}",
+        "Tables, best match first. Score: cosine similarity in meaning between the question and the best text",
+        f"indexed for the table (up to 1){words}.",
+    ]
+    first_seen: dict[str, str] = {}
+    width = max((len(hit.node.metadata["table_id"]) for hit in nodes), default=0)
     for rank, hit in enumerate(nodes, start=1):
-        meta = hit.node.metadata
-        kind = meta.get("matched_kind") or "?"
-        others = [t for t in meta.get("matched_table_ids", []) if t != meta["table_id"]]
-        unit = f"{kind} unit" + (f" with {', '.join(others)}" if others else "")
-        lines.append(f"  {rank}. {meta['table_id']:<20} {hit.score:.4f}  matched {unit}")
-        matched = meta.get("matched_question")
-        if matched and matched not in shown_questions:
-            shown_questions.add(matched)
-            lines.append(f'       generated question: "{matched}"')
-    if hints:
-        lines.append("  join keys:")
-        lines.extend(f"    {hint.text()}" for hint in hints)
+        table_id = hit.node.metadata["table_id"]
+        lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}")
+        lines.extend(f"       {line}" for line in _why(hit, first_seen))
+        first_seen.setdefault(hit.node.metadata.get("matched_unit_id"), table_id)
+    kept = connecting_hints(hints)
+    if kept:
+        lines.append(f"How these tables join ({JOINS_LEGEND}):")
+        lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
     elif len(nodes) > 1:
-        lines.append("  join keys: none known between these tables")
-    for _, tied in groupby(nodes, key=lambda hit: round(float(hit.score or 0.0), TIE_DECIMALS)):
-        group = list(tied)
-        if len(group) > 1:
-            lines.append(_tie_note(group))
+        lines.append("No known join connects these tables.")
     return "\n".join(lines)
 
 
-def format_join_edges(graph: nx.Graph) -> str:
-    """Every join edge, strongest first: its joins (a composite key whole, alternatives on their own lines),
-    kind and score f, and whether a path uses it."""
-    counts = graph_counts(graph)
-    lines = [
-        f"Join graph: {graph.number_of_nodes()} tables, {counts['edges']} edges ({counts['explicit']} explicit, "
-        f"{counts['implicit']} implicit, {counts['declared']} declared), {counts['selected']} on selected paths"
+def connecting_hints(hints: Sequence[JoinHint]) -> list[JoinHint]:
+    """The hints needed to connect the tables they name: each kept hint joins two groups not yet joined.
+
+    Args:
+        hints: Join hints in result order (direct ones first, as ``compute_join_hints`` gives them).
+    """
+    group: dict[str, str] = {}
+
+    def root(table: str) -> str:
+        while group.get(table, table) != table:
+            table = group[table]
+        return table
+
+    kept = []
+    for hint in hints:
+        a, b = root(hint.tables[0]), root(hint.tables[1])
+        if a != b:
+            group[b] = a
+            kept.append(hint)
+    return kept
+
+
+def _hint_lines(hint: JoinHint) -> list[str]:
+    """A hint as join conditions: a composite key whole, each alternative on its own ``or`` line."""
+    line = " and ".join(hop.condition() for hop in hint.hops)
+    if hint.via:
+        line += f"  (through {hint.via}, not among the tables shown)"
+    return [
+        f"{line}  [{_label(hint.hops[0])}]",
+        *(f"  or {alt.condition()}  [{_label(alt)}]" for alt in hint.alternatives),
     ]
+
+
+def _label(join: Join) -> str:
+    return f"{join.kind}, declared" if join.declared else join.kind
+
+
+def format_join_edges(graph: nx.Graph, title: str = "Join graph") -> str:
+    """Every joined table pair, strongest first: its joins (a composite key whole, alternatives on
+    their own ``or`` lines), kind, score f, and whether a selected join path uses it.
+
+    Args:
+        graph: A join graph.
+        title: What the graph is of (``Join graph of idx/``).
+    """
+    lines = [f"{title}: {_plural(graph.number_of_nodes(), 'table')}, {_graph_line(graph)}."]
+    if graph.number_of_edges():
+        lines.append("Score f: the pair's best join evidence (names, values, meaning); 'on a path': PEARL indexed it.")
     edges = sorted(graph.edges(data=True), key=lambda e: (-float(e[2].get("score", 0.0)), e[0], e[1]))
     for u, v, data in edges:
         joins = joins_between(graph, u, v)
         label = str(data.get("kind", "implicit")) + (", declared" if data.get("declared") else "")
-        used = "  selected" if data.get("selected") else ""
+        used = "  on a path" if data.get("selected") else ""
         first = joins[0].condition() if joins else f"{u} - {v}"
         lines.append(f"  {first}".ljust(60) + f" {label:<20} f={float(data.get('score', 0.0)):.2f}{used}")
         lines.extend(f"    or {join.condition()}" for join in joins[1:])
     return "\n".join(lines)
+
+
+def join_graph_records(graph: nx.Graph) -> list[dict[str, Any]]:
+    """The join graph as JSON records, one per joined table pair: its joins, kind, declared, score, selected.
+
+    Args:
+        graph: A join graph.
+    """
+    return [
+        {
+            "tables": [u, v],
+            "joins": [join.to_dict() for join in joins_between(graph, u, v)],
+            "kind": str(data.get("kind", "implicit")),
+            "declared": bool(data.get("declared", False)),
+            "score": round(float(data.get("score", 0.0)), 4),
+            "selected": bool(data.get("selected", False)),
+        }
+        for u, v, data in sorted(graph.edges(data=True), key=lambda e: (-float(e[2].get("score", 0.0)), e[0], e[1]))
+    ]

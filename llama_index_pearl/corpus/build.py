@@ -12,7 +12,7 @@ Pipeline step: corpus (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import (
@@ -31,6 +32,8 @@ from llama_index_pearl.corpus.augment import (
     star_units,
     table_units,
 )
+from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import build_vector_index
 from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.foundations.timing import stage
@@ -43,9 +46,15 @@ from llama_index_pearl.generation import (
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.joins.stars import join_stars
-from llama_index_pearl.tables.sources import TableSource, load_tables
+from llama_index_pearl.tables.sources import TableSource, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import encoder_window, resolve_embed_model, resolve_llm, token_counter_for
+from llama_index_pearl.text.models import (
+    encoder_window,
+    prepare_encoder,
+    resolve_embed_model,
+    resolve_llm,
+    token_counter_for,
+)
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
@@ -64,7 +73,17 @@ __all__ = [
 
 @dataclass
 class BuildReport:
-    """What a build did and how long each stage took (seconds)."""
+    """What a build did and how long each stage took (seconds).
+
+    Args:
+        n_tables: Tables indexed.
+        n_units: Units embedded.
+        n_paths: Join paths selected.
+        units_by_kind: Units per kind.
+        seconds: Wall time per stage; ``total`` is the whole build, its stages included.
+        generation: What query generation sent and got.
+        skipped: Table files that could not be read (``{"path", "reason"}``), when the build skipped them.
+    """
 
     n_tables: int = 0
     n_units: int = 0
@@ -72,6 +91,7 @@ class BuildReport:
     units_by_kind: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,31 +109,41 @@ class BuildReport:
 class IndexParts:
     """Everything an index is made of, named as ``PearlTableIndex.__init__`` takes it.
 
-    A build produces it; ``load`` reads it back.
+    A build produces it; ``load`` reads it back, leaving what a query does not read to be read
+    when first used: the units and LlamaIndex's stores (``open_units``), the tables' rows
+    (``tables`` as a lazy mapping) and the BM25 arrays (``lexical``).
 
     Args:
-        tables: The loaded tables.
-        vector_index: The vector store index over ``units``.
+        tables: The loaded tables (a list, or a mapping by id that reads them on first use).
+        vector_index: The vector store index over ``units`` (``None``: ``open_units`` makes it).
         embed_model: The resolved encoder.
         config: The build settings (persisted with the index).
-        units: Original and augmented units.
+        units: Original and augmented units (``None``: ``open_units`` reads them).
         join_graph: The join graph of the selected paths (``None`` without augmentation).
         llm: The resolved LLM, if any.
         report: Counts and stage timings.
         generator: The query generator used (``None`` without augmentation, or after a load).
         generator_spec: What :meth:`QueryGenerator.to_spec` wrote, when ``generator`` is not built yet.
+        catalog: Table texts and unit infos (default: read off ``units``, texts rendered when asked for).
+        vector_store: The store of the unit vectors, when ``vector_index`` is left to ``open_units``.
+        open_units: Reads and checks ``(vector_index, units)`` the first time either is needed.
+        lexical: Reads the BM25 index of the catalog's units (in catalog order) when first needed.
     """
 
-    tables: list[Table]
-    vector_index: VectorStoreIndex
+    tables: list[Table] | MutableMapping[str, Table]
+    vector_index: VectorStoreIndex | None
     embed_model: BaseEmbedding
     config: PearlConfig
-    units: list[TextNode]
+    units: list[TextNode] | None
     join_graph: nx.Graph | None
     llm: LLM | None
     report: BuildReport
     generator: QueryGenerator | None = None
     generator_spec: dict[str, Any] | None = None
+    catalog: Catalog | None = None
+    vector_store: BasePydanticVectorStore | None = None
+    open_units: Callable[[], tuple[VectorStoreIndex, list[TextNode]]] | None = None
+    lexical: Callable[[], LexicalIndex] | None = None
 
 
 def default_generator(llm: LLM | None) -> QueryGenerator:
@@ -211,15 +241,20 @@ def build_corpus(
     report = BuildReport()
     with stage(report.seconds, "total"):
         with stage(report.seconds, "load"):
-            loaded = load_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options)
+            read = _read(tables, config)
+        loaded = read.tables
+        report.skipped = [f.to_dict() for f in read.skipped]
         if not loaded:
             raise ValueError("No tables to index")
-        model = resolve_embed_model(embed_model)
+        with stage(report.seconds, "encoder"):  # the bundled encoder's one-time ONNX export is paid here
+            model = resolve_embed_model(embed_model)
+            prepare_encoder(model)
+            serializer = serializer_for(model, config)
         resolved_llm = resolve_llm(llm)
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
-        serializer = serializer_for(model, config)
-        units = table_units(loaded, serializer, config)
+        with stage(report.seconds, "tables"):
+            units = table_units(loaded, serializer, config)
         graph = None
         if config.augment and generator is not None:
             augmented, graph = _augment(loaded, model, generator, serializer, config, report, show_progress)
@@ -228,10 +263,16 @@ def build_corpus(
             raise ValueError("The build produced no units (originals disabled and no augmented units)")
         with stage(report.seconds, "embed"):
             vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
+        with stage(report.seconds, "tables"):
+            catalog = Catalog.of(loaded, units, serializer, config.table_text_chars)
     report.n_tables = len(loaded)
     report.n_units = len(units)
     report.units_by_kind = count_kinds(units)
-    return IndexParts(loaded, vector_index, model, config, units, graph, resolved_llm, report, generator)
+    return IndexParts(loaded, vector_index, model, config, units, graph, resolved_llm, report, generator, None, catalog)
+
+
+def _read(tables: TableSource, config: PearlConfig) -> TablesRead:
+    return read_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict)
 
 
 def _augment(
@@ -284,7 +325,7 @@ def estimate_generation_cost(
     generator: QueryGenerator | None = None,
 ) -> dict[str, Any]:
     """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``."""
-    loaded = load_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options)
+    loaded = _read(tables, config).tables
     if generator is None:
         generator = default_generator(resolve_llm(llm))
     _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(embed_model), generator, config)

@@ -92,7 +92,7 @@ def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bo
     meta_by_id = {m["id"]: m for m in meta}
     tables = []
     for path in sorted((folder / "tables").glob("*.csv")):
-        table = read_table_file(path, dedupe_columns=True)
+        table = read_table_file(path)
         info = meta_by_id.get(table.id, {})
         # the unified pool prefixes ids with the database; the table's own name reads better
         table.name = info.get("table") or table.id

@@ -1,8 +1,8 @@
 """The ``NodeWithScore`` a retriever returns per table: its text, the matched unit and the join hints.
 
-What does not depend on the question is prepared once: each table's text and node id when a retrieval
-state is built (kept across revisions while the table object is the same), the join hints once per
-distinct result set, each hint's dict once per hint.
+What does not depend on the question is prepared once: each table's text when the table enters the index
+(``PearlTableIndex.table_text``, read from the catalog), its node id when first returned, the join hints
+once per distinct result set, each hint's dict once per hint.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 import networkx as nx
 from llama_index.core.schema import NodeWithScore, TextNode
 
+from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.tables.table import Table
 
 __all__ = ["HINT_CACHE_SIZE", "Hit", "ResultNodes", "UnitInfo"]
 
@@ -35,49 +35,31 @@ class Hit(NamedTuple):
     cosine: float
 
 
-class UnitInfo(NamedTuple):
-    """What a result node says of its matched unit."""
-
-    kind: str | None
-    table_ids: list[str]
-    question: str | None
-
-
 class ResultNodes:
     """Result nodes of one revision of an index.
 
     Args:
-        tables: The index's tables by id.
-        join_graph: Its join graph.
-        table_text: Renders a table's text for an LLM (``PearlTableIndex.table_text``).
-        previous: The previous revision's instance: texts of unchanged tables are reused.
+        join_graph: The index's join graph.
+        table_text: A table's text for an LLM (``PearlTableIndex.table_text``).
     """
 
-    def __init__(
-        self,
-        tables: Mapping[str, Table],
-        join_graph: nx.Graph,
-        table_text: Callable[[str], str],
-        previous: ResultNodes | None = None,
-    ) -> None:
+    def __init__(self, join_graph: nx.Graph, table_text: Callable[[str], str]) -> None:
         self._graph = join_graph
-        # every table's text up front (benchmarks/README.md, query latency): rendered on first return instead,
-        # the 25,000-table synthetic index paid it in its queries for as long as new tables kept coming back
-        reusable = previous._texts if previous is not None else {}
-        self._texts: dict[str, tuple[Table, str, str]] = {}
-        for table_id, table in tables.items():
-            old = reusable.get(table_id)
-            if old is not None and old[0] is table:
-                self._texts[table_id] = old
-            else:
-                self._texts[table_id] = (table, str(uuid.uuid5(_TABLE_NAMESPACE, table_id)), table_text(table_id))
+        self._table_text = table_text
+        self._node_ids: dict[str, str] = {}
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def text(self, table_id: str) -> str:
         """The table's text (without join hints)."""
-        return self._texts[table_id][2]
+        return self._table_text(table_id)
+
+    def _node_id(self, table_id: str) -> str:
+        node_id = self._node_ids.get(table_id)
+        if node_id is None:
+            node_id = self._node_ids[table_id] = str(uuid.uuid5(_TABLE_NAMESPACE, table_id))
+        return node_id
 
     def nodes(
         self, hits: Sequence[Hit], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
@@ -137,7 +119,7 @@ class ResultNodes:
             "cosine": hit.cosine,
             "join_hints": [self._hint_dict(h) for h in hints],
         }
-        _, node_id, text = self._texts[hit.table_id]
+        node_id, text = self._node_id(hit.table_id), self._table_text(hit.table_id)
         # in the text, a hint follows the later-ranked of its two tables, so a context that
         # concatenates the nodes (query/chat engines) reads each join once
         own = [h for h in hints if h.tables[-1] == hit.table_id]

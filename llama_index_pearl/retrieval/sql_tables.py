@@ -1,4 +1,4 @@
-"""PEARL as the ``table_retriever`` of LlamaIndex's text-to-SQL engines, with the join keys in the schema.
+"""PEARL as the ``table_retriever`` of LlamaIndex's text-to-SQL engines, with the joins in the schema.
 
 LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever`` choose tables with
 ``table_retriever.retrieve(question)``, a list of ``SQLTableSchema``; for each one the
@@ -15,10 +15,14 @@ async ``aretrieve``, node postprocessors) over a
 - ``table_name`` is the name the ``SQLDatabase`` gives the table (:class:`SQLTableNames`):
   a PostgreSQL table ``sales.orders`` of the index is ``orders`` of
   ``SQLDatabase(engine, schema="sales")``, which qualifies it when it runs the SQL;
-- ``context_str`` holds the caller's description of the table, if any, and the join keys
-  to the other retrieved tables (``JOIN concert.stadium_id = stadium.stadium_id``), each
-  join once (on the later-ranked of its two tables), through one unretrieved table where
-  no direct join exists; no labels, no scores.
+- ``context_str`` holds the caller's description of the table, if any, and how the table
+  joins every other retrieved table it joins, as SQL an engine runs
+  (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``): every retrieved table lists
+  its own joins, identifiers are quoted where the database's dialect needs it (SQLAlchemy's
+  identifier preparer: ``"team.key"`` in SQLite and PostgreSQL, ```team.key``` in MySQL), a
+  composite key is one ``ON`` with its pairs ANDed, another join between the same tables
+  follows as ``or JOIN ...``, and a join through a table that was not retrieved names it and
+  says its schema is not shown; no labels, no scores.
 
 Sample rows are LlamaIndex's business: ``NLSQLRetriever(rows_retrievers=...)`` looks the
 rows up by ``table_name``, which is the database's own.
@@ -34,6 +38,7 @@ from typing import Any
 from llama_index.core.objects import ObjectRetriever, SQLTableNodeMapping, SQLTableSchema
 from llama_index.core.schema import BaseNode
 
+from llama_index_pearl.joins.graph import Join
 from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sql import masked_url
@@ -139,33 +144,59 @@ def _candidates(table_id: str, table: Table | None) -> list[tuple[str | None, st
     return found
 
 
-def join_keys_text(table_id: str, join_hints: Sequence[Mapping[str, Any]], name: Callable[[str], str] = str) -> str:
-    """The joins ``table_id`` owns among a result's hints, as SQL a writer can copy.
+def join_keys_text(
+    table_id: str,
+    join_hints: Sequence[Mapping[str, Any]],
+    name: Callable[[str], str] = str,
+    quote: Callable[[str], str] = str,
+) -> str:
+    """How ``table_id`` joins the other retrieved tables, as SQL: one clause per table it joins, ``; `` between.
 
-    A hint is owned by the later-ranked of its two tables, so the schemas of one result
-    list each join once: ``JOIN concert.stadium_id = stadium.stadium_id``; a composite key
-    ANDs its pairs (``JOIN f.origin = w.origin AND f.time_hour = w.time_hour``); another join
-    between the same tables follows as ``or JOIN ...``; a join through an unretrieved table
-    reads ``JOIN a.x = m.x JOIN m.y = b.y``; hints are separated by ``; ``.
+    ``JOIN stadium ON concert.stadium_id = stadium.stadium_id``, read from ``table_id``; a composite
+    key ANDs its pairs in one ``ON``; another join between the same two tables follows as
+    ``or JOIN ...`` (each a join of its own, never ANDed with the first); a join through a table
+    that was not retrieved reads ``JOIN m ON a.x = m.x JOIN b ON m.y = b.y (m is not among the
+    tables shown)``.
 
     Args:
         table_id: The table.
-        join_hints: Its node's ``join_hints`` metadata (see ``PearlRetriever``).
+        join_hints: Its node's ``join_hints`` metadata (see ``PearlRetriever``): the hints of the
+            result that involve it.
         name: Maps an index table id to the name the SQL must use.
+        quote: Quotes an identifier where the database's dialect needs it.
     """
-    lines = []
+    clauses = []
     for hint in join_hints:
-        if hint["tables"][-1] != table_id:
+        if table_id not in hint["tables"]:
             continue
-        line = " ".join(f"JOIN {_condition(hop, name)}" for hop in hint["hops"])
-        lines.append(" or ".join([line, *(f"JOIN {_condition(a, name)}" for a in hint.get("alternatives", []))]))
-    return "; ".join(lines)
+        hops = [_join(hop) for hop in hint["hops"]]
+        if not hint.get("via"):
+            hops = [_read_from(table_id, join) for join in hops]
+        elif hops[0].left_table != table_id:  # a chain to this table: walked backwards, each join reversed
+            hops = [join.reversed() for join in reversed(hops)]
+        clause = " ".join(_clause(join, name, quote) for join in hops)
+        if hint.get("via"):
+            clause += f" ({quote(name(hint['via']))} is not among the tables shown)"
+        alternatives = [_read_from(table_id, _join(alt)) for alt in hint.get("alternatives", [])]
+        clauses.append(" or ".join([clause, *(_clause(alt, name, quote) for alt in alternatives)]))
+    return "; ".join(clauses)
 
 
-def _condition(join: Mapping[str, Any], name: Callable[[str], str]) -> str:
-    """``a.x = b.y AND a.z = b.w`` of a join's metadata."""
-    left, right = name(join["left_table"]), name(join["right_table"])
-    return " AND ".join(f"{left}.{lc} = {right}.{rc}" for lc, rc in join["column_pairs"])
+def _join(data: Mapping[str, Any]) -> Join:
+    """A join of a hint's metadata, read from its left table."""
+    pairs = tuple((str(a), str(b)) for a, b in data["column_pairs"])
+    return Join(data["left_table"], data["right_table"], pairs, data["kind"], bool(data["declared"]))
+
+
+def _read_from(table_id: str, join: Join) -> Join:
+    return join if join.left_table == table_id else join.reversed()
+
+
+def _clause(join: Join, name: Callable[[str], str], quote: Callable[[str], str]) -> str:
+    """``JOIN right ON left.x = right.y AND ...`` of a join read from its left table."""
+    left, right = quote(name(join.left_table)), quote(name(join.right_table))
+    condition = " AND ".join(f"{left}.{quote(a)} = {right}.{quote(b)}" for a, b in join.column_pairs)
+    return f"JOIN {right} ON {condition}"
 
 
 class PearlSQLTableMapping(SQLTableNodeMapping):
@@ -200,13 +231,14 @@ class PearlSQLTableMapping(SQLTableNodeMapping):
                 f"(schema {self._names.schema!r}); key them by the database's table names"
             )
         self._join_keys = join_keys
+        self._quote = sql_database.engine.dialect.identifier_preparer.quote
 
     def _from_node(self, node: BaseNode) -> SQLTableSchema:
         table_id = node.metadata["table_id"]
         name = self._names(table_id)
         parts = [self._context.get(name)]
         if self._join_keys:
-            parts.append(join_keys_text(table_id, node.metadata.get("join_hints", []), self._names))
+            parts.append(join_keys_text(table_id, node.metadata.get("join_hints", []), self._names, self._quote))
         context = " ".join(p for p in parts if p)
         return SQLTableSchema(table_name=name, context_str=context or None)
 

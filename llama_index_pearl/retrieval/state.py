@@ -23,15 +23,17 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Protocol
 
 import numpy as np
 from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
+from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import PearlFaissStore
-from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
@@ -48,9 +50,19 @@ class RetrievableIndex(IndexState, Protocol):
     @property
     def revision(self) -> int: ...
 
+    @property
+    def vector_store(self) -> BasePydanticVectorStore: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
     def unit(self, unit_id: str) -> TextNode | None: ...
 
     def table_text(self, table_id: str) -> str: ...
+
+    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]: ...
+
+    def persisted_lexical(self) -> LexicalIndex | None: ...
 
     def retrieval_state(self) -> RetrievalState: ...
 
@@ -70,26 +82,24 @@ class RetrievalState:
 
     def __init__(self, index: RetrievableIndex, previous: RetrievalState | None = None) -> None:
         self.revision = index.revision
-        store = index.vector_index.vector_store
+        store = index.vector_store
         self.view = store.exact_view() if isinstance(store, PearlFaissStore) else None
         self.grouped = None if self.view is not None else grouped_store(store)
-        self.unit_ids = self.view.unit_ids if self.view is not None else [u.node_id for u in index.units]
+        catalog = index.catalog.units
+        self.unit_ids = self.view.unit_ids if self.view is not None else list(catalog)
         self.table_ids = list(index.tables)
         number = {table_id: i for i, table_id in enumerate(self.table_ids)}
-        self._nodes = [index.unit(unit_id) for unit_id in self.unit_ids]
-        self.units: dict[str, UnitInfo] = {}
-        lists = []
-        for unit_id, unit in zip(self.unit_ids, self._nodes):
-            metadata = unit.metadata if unit is not None else {}
-            table_ids = list(metadata.get("table_ids", []))
-            self.units[unit_id] = UnitInfo(metadata.get("kind"), table_ids, metadata.get("question"))
-            lists.append([number[t] for t in table_ids if t in number])
+        self.units: dict[str, UnitInfo] = {u: catalog.get(u, UnitInfo(None, [], None)) for u in self.unit_ids}
+        lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
         self.memberships = Memberships.from_lists(lists, len(self.table_ids))
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
-        self.nodes = ResultNodes(
-            index.tables, index.join_graph, index.table_text, previous.nodes if previous is not None else None
-        )
+        self.nodes = ResultNodes(index.join_graph, index.table_text)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
+        # BM25 comes from the folder a loaded index was read from, else from the units' texts, on first use;
+        # both read the index as it is now, which is this revision while the reader holds the index's lock
+        self._read_persisted: Callable[[], LexicalIndex | None] = index.persisted_lexical
+        self._catalog_order = list(catalog)
+        self._lexical_texts = index.lexical_texts
         self._lexical: LexicalScorer | None = None
         self._lexical_lock = threading.Lock()
 
@@ -100,14 +110,26 @@ class RetrievalState:
 
     # --------------------------------------------------------------- lexical
     def lexical_scorer(self) -> LexicalScorer:
-        """BM25 over the units' lexical texts, in unit-number order; built on first use of this state."""
+        """BM25 over the units' lexical texts, in unit-number order; read or built on first use of this state."""
         with self._lexical_lock:
             if self._lexical is None:
                 if not self.unit_ids:
                     raise ValueError("The index holds no units to score")
-                texts = [lexical_text(u) if u is not None else "" for u in self._nodes]
-                self._lexical = LexicalScorer(self.unit_ids, texts)
+                persisted = self._persisted_lexical()
+                if persisted is not None:
+                    self._lexical = LexicalScorer(self.unit_ids, index=persisted)
+                else:
+                    self._lexical = LexicalScorer(self.unit_ids, self._lexical_texts(self.unit_ids))
             return self._lexical
+
+    def _persisted_lexical(self) -> LexicalIndex | None:
+        """The loaded folder's BM25 index in this state's unit order, if the index has not changed since."""
+        persisted = self._read_persisted()
+        if persisted is None:
+            return None
+        position = {unit_id: i for i, unit_id in enumerate(self._catalog_order)}
+        order = [position[unit_id] for unit_id in self.unit_ids]
+        return persisted if order == list(range(len(order))) else persisted.reordered(order)
 
     def lexical_boost(self, question: str, weight: float) -> np.ndarray | None:
         """``weight`` × each unit's normalised lexical score, by unit number; ``None`` when there is none to add.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -42,7 +42,7 @@ from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
 from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.storage.state import IndexState
-from llama_index_pearl.tables.sources import TableSource, load_tables
+from llama_index_pearl.tables.sources import TableSource, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
@@ -92,6 +92,7 @@ class UpdateReport:
         prompt_tokens: Prompt tokens spent.
         completion_tokens: Completion tokens spent.
         seconds: Wall time per stage.
+        skipped: Table files that could not be read (``{"path", "reason"}``), when the insert skipped them.
     """
 
     added_tables: list[str] = field(default_factory=list)
@@ -106,6 +107,7 @@ class UpdateReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -142,6 +144,7 @@ class IndexChange:
         removed_units: Unit ids to remove.
         join_graph: The join graph afterwards (``None``: unchanged).
         report: What the update did and cost.
+        table_texts: The added tables' texts for an LLM (rendered while planning, outside the index's lock).
     """
 
     tables: list[Table] = field(default_factory=list)
@@ -150,8 +153,11 @@ class IndexChange:
     removed_units: list[str] = field(default_factory=list)
     join_graph: nx.Graph | None = None
     report: UpdateReport = field(default_factory=UpdateReport)
+    table_texts: dict[str, str] = field(default_factory=dict)
 
-    def apply_to(self, tables: dict[str, Table], units: dict[str, TextNode], join_graph: nx.Graph) -> nx.Graph:
+    def apply_to(
+        self, tables: MutableMapping[str, Table], units: dict[str, TextNode], join_graph: nx.Graph
+    ) -> nx.Graph:
         """Change an index's tables and units in place; returns its join graph afterwards."""
         for table_id in self.removed_tables:
             tables.pop(table_id, None)
@@ -177,7 +183,11 @@ def insert_tables(
     report = UpdateReport()
     with stage(report.seconds, "total"):
         with stage(report.seconds, "load"):
-            loaded = load_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options)
+            read = read_tables(
+                tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict
+            )
+        loaded = read.tables
+        report.skipped = [f.to_dict() for f in read.skipped]
         existing = [t.id for t in loaded if t.id in index.tables]
         if existing and not replace:
             raise ValueError(f"Tables already in the index: {', '.join(existing)} (pass replace=True to replace them)")
@@ -208,6 +218,7 @@ def _after_deletes(deletes: Sequence[IndexChange], insert: IndexChange, graph: n
         removed_units=[u for d in deletes for u in d.removed_units],
         join_graph=insert.join_graph if insert.join_graph is not None else graph,
         report=report,
+        table_texts=insert.table_texts,
     )
 
 
@@ -291,6 +302,7 @@ def plan_insert(
     corpus = [*index.tables.values(), *loaded]
     change.tables = loaded
     change.units = table_units(loaded, index.serializer, config)
+    change.table_texts = {t.id: index.serializer.table_text(t, config.table_text_chars) for t in loaded}
     if config.augment:
         with stage(seconds, "discovery"):
             discovery = extend_join_paths(

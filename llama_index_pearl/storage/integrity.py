@@ -23,8 +23,6 @@ from typing import Any
 import networkx as nx
 from llama_index.core.schema import BaseNode
 
-from llama_index_pearl.joins import paths_from_graph
-
 __all__ = [
     "IndexFileError",
     "check_digests",
@@ -151,11 +149,16 @@ def check_vector_ids(path: Path, vector_ids: Iterable[str], unit_ids: set[str]) 
 
 
 def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
-    """Graph nodes and stored paths name known tables (and the paths parse)."""
+    """Graph nodes and stored paths name known tables.
+
+    The paths are checked as stored (a list of tables each); they are parsed into ``JoinPath`` objects
+    when something reads them (``index.join_paths``: inserts, the graph page), not by a query.
+    """
     with reading(path):
         unknown = [n for n in graph.nodes if n not in table_ids]
         if unknown:
-            raise IndexFileError(path, f"node(s) {unknown[:5]} absent from tables.jsonl")
-        for join_path in paths_from_graph(graph):
-            if any(t not in table_ids for t in join_path.tables):
-                raise IndexFileError(path, f"path {join_path.path_id} names tables absent from tables.jsonl")
+            raise IndexFileError(path, f"node(s) {unknown[:5]} absent from the index's tables")
+        for number, stored in enumerate(graph.graph.get("paths", [])):
+            tables = stored["tables"]
+            if not isinstance(tables, list) or any(t not in table_ids for t in tables):
+                raise IndexFileError(path, f"path {number} names tables absent from the index's tables")

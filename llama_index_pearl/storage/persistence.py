@@ -6,7 +6,10 @@ A folder holds:
   name, dimension, build config, counts, build report, and each other file's
   size and SHA-256), written last;
 - ``tables.jsonl``: one table a line (id, name, title, description, source, columns,
-  declared foreign keys, cells as text);
+  declared foreign keys, cells as text; :mod:`~llama_index_pearl.storage.table_records`);
+- ``catalog.json`` and ``lexical.npz``: what a query reads, ready to use (each table's text for an
+  LLM, each unit's kind, tables and question; the units' BM25 index;
+  :mod:`~llama_index_pearl.storage.catalog_files`);
 - ``join_graph.json``: the join graph as node-link JSON;
 - ``docstore.json``, ``pearl_index_store.json``: LlamaIndex's JSON stores of the units;
 - ``faiss.index``: the FAISS index (``faiss.write_index`` binary of an
@@ -23,14 +26,22 @@ the id-mapped one and added ``edges`` to the join graph; version 1 folders are
 refused with a message asking for a rebuild. Version 3 added the encoder's
 identity and the file digests; version 4 moved the FAISS binary and LlamaIndex's
 index store out of the names ``load_index_from_storage`` reads; version 5 records the
-query generator as a spec (``QueryGenerator.to_spec``) instead of a name in the config.
-Versions 2 to 4 still load (version 2 checked against the recorded model name,
-without digests; their generator name is read as a spec).
+query generator as a spec (``QueryGenerator.to_spec``) instead of a name in the config;
+version 6 added the catalog and the lexical index. Versions 2 to 5 still load (version 2
+checked against the recorded model name, without digests; versions before 5 read their
+generator name as a spec), whole, as before: their table texts are rendered and their BM25
+index built when first needed.
 
 ``persist`` writes a temporary sibling folder and swaps it in atomically
-(:mod:`llama_index_pearl.storage.atomic`); ``load`` verifies everything before use
-(:mod:`llama_index_pearl.storage.integrity`). Loading reads JSON and FAISS's own binary
-format only; nothing is executed.
+(:mod:`llama_index_pearl.storage.atomic`). ``load`` checks, before anything is used, the
+manifest and every file's size and SHA-256, so any change after persist is refused at load;
+then it reads what a query needs (manifest, catalog, join graph, FAISS index and id map) and
+checks them against each other (:mod:`llama_index_pearl.storage.integrity`). What a query
+does not read is read and checked the first time something needs it, with the same errors:
+the units and LlamaIndex's stores (``docstore.json``, checked against the catalog and the
+vectors), the tables' rows (``tables.jsonl``) and the BM25 arrays (``lexical.npz``).
+Loading reads JSON, NumPy's format (no pickle) and FAISS's own binary format only; nothing
+is executed.
 
 Pipeline step: storage (docs/architecture.md).
 """
@@ -46,14 +57,17 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-from llama_index.core import StorageContext, load_index_from_storage
+import networkx as nx
+from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.schema import TextNode
 from llama_index.core.storage.index_store import SimpleIndexStore
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
+from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.stores import (
     ID_MAP_FILE,
     KeepUnitsWhole,
@@ -63,6 +77,14 @@ from llama_index_pearl.corpus.stores import (
 )
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, swap_in
+from llama_index_pearl.storage.catalog_files import (
+    CATALOG,
+    LEXICAL,
+    read_catalog,
+    read_lexical,
+    write_catalog,
+    write_lexical,
+)
 from llama_index_pearl.storage.integrity import (
     IndexFileError,
     check_digests,
@@ -74,22 +96,23 @@ from llama_index_pearl.storage.integrity import (
     read_json,
     reading,
 )
-from llama_index_pearl.tables.table import ForeignKey, Table
+from llama_index_pearl.storage.table_records import LazyTables, read_tables_file, write_tables_file
 from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
     encoder_identity,
+    prepare_encoder,
     resolve_llm,
     same_encoder,
 )
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "load_index", "persist_index"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "is_index_folder", "load_index", "load_join_graph", "persist_index"]
 
 logger = logging.getLogger(__name__)
 
 FORMAT_NAME = "llama-index-pearl"
-FORMAT_VERSION = 5
-READABLE_VERSIONS = frozenset({2, 3, 4, 5})
+FORMAT_VERSION = 6
+READABLE_VERSIONS = frozenset({2, 3, 4, 5, 6})
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
@@ -141,7 +164,11 @@ def _write_files(index: IndexParts, folder: Path) -> None:
         os.replace(folder / LLAMA_FAISS_FILE, folder / FAISS_FILE)
     os.replace(folder / LLAMA_INDEX_STORE, folder / INDEX_STORE)
     (folder / LLAMA_INDEX_STORE).write_text(json.dumps(_NOT_LLAMA_INDEX_LOADABLE))
-    _write_tables(index.tables, folder / TABLES)
+    write_tables_file(index.tables if isinstance(index.tables, list) else index.tables.values(), folder / TABLES)
+    if index.catalog is None or index.lexical is None:
+        raise ValueError("persist needs the index's catalog and lexical index")
+    write_catalog(index.catalog, folder / CATALOG)
+    write_lexical(index.lexical(), folder / LEXICAL)
     (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
     generator = index.generator.to_spec() if index.generator is not None else index.generator_spec
     manifest = {
@@ -177,56 +204,6 @@ def _store_kind(index: IndexParts) -> str:
     return "faiss" if isinstance(index.vector_index.vector_store, PearlFaissStore) else "external"
 
 
-def _write_tables(tables: Any, path: Path) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for table in tables:
-            record = {
-                "id": table.id,
-                "name": table.name,
-                "title": table.title,
-                "description": table.description,
-                "source": table.source,
-                "columns": table.columns,
-                "foreign_keys": [fk.to_dict() for fk in table.foreign_keys],
-                "total_rows": table.total_rows,
-                "rows": table.text_rows(),
-            }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-def _read_tables(path: Path, expected: int) -> list[Table]:
-    tables: dict[str, Table] = {}
-    with reading(path), path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            with _line(path, line_no):
-                record = json.loads(line)
-                columns = [str(c) for c in record["columns"]]
-                rows = record["rows"]
-                if any(not isinstance(row, list) or len(row) != len(columns) for row in rows):
-                    raise ValueError(f"a row does not have the {len(columns)} columns of table {record['id']!r}")
-                table = Table(
-                    id=str(record["id"]),
-                    df=pd.DataFrame(rows, columns=columns, dtype=object),
-                    title=record.get("title"),
-                    description=record.get("description"),
-                    foreign_keys=[ForeignKey.from_dict(fk) for fk in record.get("foreign_keys", [])],
-                    name=record.get("name"),
-                    source=record.get("source"),
-                    total_rows=record.get("total_rows"),
-                )
-                if table.id in tables:
-                    raise ValueError(f"table {table.id!r} appears twice")
-                tables[table.id] = table
-    if len(tables) != expected:
-        raise IndexFileError(path, f"holds {len(tables)} tables, the manifest lists {expected}")
-    return list(tables.values())
-
-
-def _line(path: Path, line_no: int) -> Any:
-    """:func:`reading`, with the line number in the message."""
-    return reading(path.with_name(f"{path.name}, line {line_no}"))
-
-
 def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
     if not folder.is_dir():
         raise ValueError(f"No PEARL index at {str(folder)!r}: folder does not exist")
@@ -248,7 +225,7 @@ def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
 
 def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool, version: int) -> None:
     faiss_file, index_store = _file_names(version)
-    needed = [TABLES, GRAPH, DOCSTORE, index_store]
+    needed = [TABLES, GRAPH, DOCSTORE, index_store] + ([CATALOG, LEXICAL] if version >= 6 else [])
     if manifest.get("vector_store") == "faiss" and not external_store:
         needed.extend([faiss_file, ID_MAP_FILE])
     missing = [name for name in needed if not (folder / name).is_file()]
@@ -281,15 +258,20 @@ def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None
         logger.warning(
             "Loading %s with encoder %s (built with %s): allow_encoder_change=True", folder, identity, recorded
         )
+    prepare_encoder(model, batches=False, background=True)  # while the index is read; _check_dimension waits
+    return model
+
+
+def _check_dimension(folder: Path, manifest: dict[str, Any], model: BaseEmbedding) -> None:
     dimension = manifest["dimension"]
     model_dimension = len(model.get_query_embedding("dimension probe"))
     if model_dimension != dimension:
+        recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
         raise ValueError(
             f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
             f"{recorded.get('model_name')!r} (dimension {dimension}), the given model "
             f"produces dimension {model_dimension}"
         )
-    return model
 
 
 def load_index(
@@ -300,55 +282,179 @@ def load_index(
     storage_context: StorageContext | None = None,
     allow_encoder_change: bool = False,
 ) -> IndexParts:
-    """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``."""
+    """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``.
+
+    The manifest and every file's size and SHA-256 are checked here. A folder of format 6 gives
+    what a query reads (the catalog, the join graph, the vectors) checked against each other, and
+    reads the rest when first needed (see the module docstring); older folders are read whole.
+    """
     left = recoverable(folder)
     if left is not None:
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
         folder = left
     manifest, version = _read_manifest(folder)
-    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
-    faiss_file, index_store = _file_names(version)
     model = _encoder(folder, manifest, embed_model, allow_encoder_change)
-    tables = _read_tables(folder / TABLES, manifest["n_tables"])
-    table_ids = {t.id for t in tables}
-    with reading(folder / GRAPH):
-        graph = graph_from_json(read_json(folder / GRAPH))
-    check_graph(folder / GRAPH, graph, table_ids)
-    for name in (DOCSTORE, index_store):  # LlamaIndex's own errors name no file
-        read_json(folder / name)
-    dimension = manifest["dimension"]
-    if storage_context is None:
-        storage_context = _faiss_storage(folder, dimension, faiss_file, index_store)
-    else:
-        storage_context.index_store = SimpleIndexStore.from_persist_path(str(folder / index_store))
-        store_dim = store_dimension(storage_context.vector_store)
-        if store_dim is not None and store_dim != dimension:
-            raise ValueError(
-                f"Vector store dimension mismatch: {type(storage_context.vector_store).__name__} holds "
-                f"dimension {store_dim}, the index at {str(folder)!r} has dimension {dimension}"
-            )
-    try:
-        # the docstore keeps every unit even for stores that hold text (Qdrant): the
-        # retriever, persistence and incremental updates read units from it
-        vector_index = load_index_from_storage(
-            storage_context, embed_model=model, store_nodes_override=True, transformations=[KeepUnitsWhole()]
-        )
-    except Exception as exc:
-        raise ValueError(f"Corrupted LlamaIndex stores ({DOCSTORE}, {index_store}) in {str(folder)!r}: {exc}") from exc
-    with reading(folder / DOCSTORE):
-        units = list(vector_index.docstore.docs.values())
-    check_units(folder / DOCSTORE, units, table_ids, manifest["n_units"])
-    store = vector_index.vector_store
-    if isinstance(store, PearlFaissStore):
-        check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
+    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
-        legacy = version < 5
-        spec = _legacy_generator_spec(manifest["config"].get("generator")) if legacy else manifest.get("generator")
+        spec = _legacy_generator_spec(manifest["config"].get("generator")) if version < 5 else manifest.get("generator")
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    return IndexParts(tables, vector_index, model, config, units, graph, resolve_llm(llm), report, None, spec)
+    stores = _Stores(folder, manifest, version, model, storage_context)
+    if version < 6:
+        tables = read_tables_file(folder / TABLES, manifest["n_tables"])
+        graph = _read_graph(folder, {t.id for t in tables})
+        vector_index, units = stores.open({t.id for t in tables}, None)
+        _check_dimension(folder, manifest, model)
+        return IndexParts(tables, vector_index, model, config, units, graph, resolve_llm(llm), report, None, spec)
+    catalog = read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"])
+    graph = _read_graph(folder, set(catalog.texts))
+    store = stores.vector_store(set(catalog.units))
+    _check_dimension(folder, manifest, model)
+    return IndexParts(
+        LazyTables(folder / TABLES, list(catalog.texts)),
+        None,
+        model,
+        config,
+        None,
+        graph,
+        resolve_llm(llm),
+        report,
+        None,
+        spec,
+        catalog,
+        store,
+        open_units=lambda: stores.open(set(catalog.texts), catalog),
+        lexical=lambda: read_lexical(folder / LEXICAL, len(catalog.units)),
+    )
+
+
+def is_index_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder :func:`persist_index` wrote (it holds the manifest)."""
+    return path.is_dir() and (path / MANIFEST).is_file()
+
+
+def load_join_graph(folder: Path) -> nx.Graph:
+    """The join graph of an index folder, without its encoder, units or tables (``pearl joins INDEX_DIR``).
+
+    The manifest and the graph file's size and SHA-256 are checked, and the graph against the
+    index's table ids, as :func:`load_index` checks them.
+
+    Raises:
+        ValueError: Not an index folder, another format version, or a graph file that is malformed,
+            modified after persist, or names tables the index does not hold.
+    """
+    manifest, version = _read_manifest(folder)
+    files = manifest.get("files", {})
+    check_digests(folder, folder / MANIFEST, {name: files[name] for name in (GRAPH, CATALOG, TABLES) if name in files})
+    if version >= 6:
+        table_ids = set(read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"]).texts)
+    else:
+        table_ids = {t.id for t in read_tables_file(folder / TABLES, manifest["n_tables"])}
+    return _read_graph(folder, table_ids)
+
+
+def _read_graph(folder: Path, table_ids: set[str]) -> nx.Graph:
+    with reading(folder / GRAPH):
+        graph = graph_from_json(read_json(folder / GRAPH))
+    check_graph(folder / GRAPH, graph, table_ids)
+    return graph
+
+
+class _Stores:
+    """The vector store of a folder (at load) and LlamaIndex's stores of its units (when first needed).
+
+    Args:
+        folder: The index folder.
+        manifest: Its manifest.
+        version: Its format version.
+        model: The encoder.
+        storage_context: The caller's, for an external vector store; ``None``: the folder's FAISS files.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        manifest: dict[str, Any],
+        version: int,
+        model: BaseEmbedding,
+        storage_context: StorageContext | None,
+    ) -> None:
+        self._folder = folder
+        self._faiss_file, self._index_store = _file_names(version)
+        self._dimension = manifest["dimension"]
+        self._n_units = manifest["n_units"]
+        self._model = model
+        self._storage_context = storage_context
+        self._store: BasePydanticVectorStore | None = None
+
+    def vector_store(self, unit_ids: set[str] | None) -> BasePydanticVectorStore:
+        """The store of the vectors, its dimension checked (and, for FAISS, that its vectors are ``unit_ids``')."""
+        if self._store is not None:
+            return self._store
+        folder, dimension = self._folder, self._dimension
+        if self._storage_context is None:
+            store = PearlFaissStore.from_files(str(folder / self._faiss_file), str(folder / ID_MAP_FILE))
+            if store.client.d != dimension:
+                raise ValueError(
+                    f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in "
+                    f"{str(folder)!r}"
+                )
+            if unit_ids is not None:
+                check_vector_ids(folder / ID_MAP_FILE, store.id_map(), unit_ids)
+        else:
+            store = self._storage_context.vector_store
+            store_dim = store_dimension(store)
+            if store_dim is not None and store_dim != dimension:
+                raise ValueError(
+                    f"Vector store dimension mismatch: {type(store).__name__} holds dimension {store_dim}, "
+                    f"the index at {str(folder)!r} has dimension {dimension}"
+                )
+        self._store = store
+        return store
+
+    def open(self, table_ids: set[str], catalog: Catalog | None) -> tuple[VectorStoreIndex, list[TextNode]]:
+        """LlamaIndex's vector index and the units, checked against the tables and vectors (and ``catalog``)."""
+        folder, index_store = self._folder, self._index_store
+        for name in (DOCSTORE, index_store):  # LlamaIndex's own errors name no file
+            read_json(folder / name)
+        store = self.vector_store(None)
+        if self._storage_context is None:
+            with reading(folder / DOCSTORE):
+                context = StorageContext.from_defaults(
+                    vector_store=store,
+                    index_store=SimpleIndexStore.from_persist_path(str(folder / index_store)),
+                    persist_dir=str(folder),
+                )
+        else:
+            context = self._storage_context
+            context.index_store = SimpleIndexStore.from_persist_path(str(folder / index_store))
+        try:
+            # the docstore keeps every unit even for stores that hold text (Qdrant): the
+            # retriever, persistence and incremental updates read units from it
+            vector_index = load_index_from_storage(
+                context, embed_model=self._model, store_nodes_override=True, transformations=[KeepUnitsWhole()]
+            )
+        except Exception as exc:
+            raise ValueError(
+                f"Corrupted LlamaIndex stores ({DOCSTORE}, {index_store}) in {str(folder)!r}: {exc}"
+            ) from exc
+        with reading(folder / DOCSTORE):
+            units = list(vector_index.docstore.docs.values())
+        return vector_index, self._checked(units, catalog, table_ids)
+
+    def _checked(self, units: list[TextNode], catalog: Catalog | None, table_ids: set[str]) -> list[TextNode]:
+        folder = self._folder
+        check_units(folder / DOCSTORE, units, table_ids, self._n_units)
+        if catalog is not None:
+            for unit in units:
+                if catalog.units.get(unit.node_id) != UnitInfo.of(unit):
+                    raise IndexFileError(folder / DOCSTORE, f"unit {unit.node_id} is not the one {CATALOG} lists")
+        store = self.vector_store(None)
+        if isinstance(store, PearlFaissStore):
+            check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
+        return units
 
 
 def _legacy_generator_spec(name: Any) -> dict[str, Any] | None:
@@ -359,17 +465,3 @@ def _legacy_generator_spec(name: Any) -> dict[str, Any] | None:
         params = {"n_single": int(match.group(1)), "seed": int(match.group(2))}
         return {"type": "heuristic", "model_name": name, "params": params}
     return {"type": "llm", "model_name": name, "params": {}}
-
-
-def _faiss_storage(folder: Path, dimension: int, faiss_file: str, index_store: str) -> StorageContext:
-    store = PearlFaissStore.from_files(str(folder / faiss_file), str(folder / ID_MAP_FILE))
-    if store.client.d != dimension:
-        raise ValueError(
-            f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in {str(folder)!r}"
-        )
-    with reading(folder / DOCSTORE):
-        return StorageContext.from_defaults(
-            vector_store=store,
-            index_store=SimpleIndexStore.from_persist_path(str(folder / index_store)),
-            persist_dir=str(folder),
-        )

@@ -9,6 +9,7 @@ Pipeline step: storage (docs/architecture.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 import networkx as nx
@@ -25,7 +26,7 @@ class IndexState(Protocol):
     """Tables, units, join graph, encoder and vector store of an index."""
 
     @property
-    def tables(self) -> dict[str, Table]: ...
+    def tables(self) -> Mapping[str, Table]: ...
 
     @property
     def units(self) -> list[TextNode]: ...

@@ -1,7 +1,11 @@
 """Turn what users hold (DataFrames, files, folders, SQL databases) into :class:`Table` objects.
 
 Every loader reports the culprit by name: the file that cannot be read, the table
-whose id repeats, the column that appears twice.
+whose id repeats, the column that appears twice. Files are what users collect by
+the thousand, so one bad file does not stop the others: a repeated column name is
+renamed as pandas renames it (``Performance.1``, one warning naming the file), and
+a file that cannot be read is skipped with one warning naming it and why
+(:func:`read_tables` lists them; ``strict=True`` raises at the first instead).
 
 Pipeline step: tables (docs/architecture.md).
 """
@@ -9,7 +13,8 @@ Pipeline step: tables (docs/architecture.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -18,13 +23,24 @@ import pandas as pd
 from llama_index_pearl.foundations.extras import require
 from llama_index_pearl.tables.files import CsvOptions, read_csv_file, read_parquet_file
 from llama_index_pearl.tables.sql import tables_from_sql
-from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ, Table, normalize_column_name
+from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ, Table, unique_column_names
 
-__all__ = ["DEFAULT_MAX_ROWS_READ", "CsvOptions", "TableSource", "load_tables", "read_table_file", "tables_from_sql"]
+__all__ = [
+    "DEFAULT_MAX_ROWS_READ",
+    "CsvOptions",
+    "SkippedFile",
+    "TableSource",
+    "TablesRead",
+    "load_tables",
+    "read_table_file",
+    "read_tables",
+    "tables_from_sql",
+]
 
 logger = logging.getLogger(__name__)
 
 TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
+MAX_RENAMES_SHOWN = 3  # renamed columns a warning lists, skipped files an error lists
 TableSource = Union[
     Mapping[str, pd.DataFrame],
     Iterable[Table],
@@ -35,13 +51,33 @@ TableSource = Union[
 ]
 
 
-def load_tables(
+@dataclass(frozen=True)
+class SkippedFile:
+    """A table file that could not be read, and why (the message a strict read would raise)."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class TablesRead:
+    """What :func:`read_tables` read: the tables, and the files it skipped."""
+
+    tables: list[Table]
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+def read_tables(
     source: TableSource,
     *,
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
-) -> list[Table]:
-    """Load tables from any supported source.
+    strict: bool = False,
+) -> TablesRead:
+    """Load tables from any supported source, skipping table files that cannot be read.
 
     Args:
         source: a ``dict`` of id to DataFrame; an iterable of :class:`Table`; a
@@ -53,24 +89,58 @@ def load_tables(
             ``None`` keeps all. The exact count is kept in ``Table.total_rows``.
         csv_options: Encoding, delimiter and quote character for CSV files
             (detected per file where not given).
+        strict: Raise at the first file that cannot be read instead of skipping it
+            (each skip logs one warning naming the file and why).
 
     Returns:
-        The tables, in a stable order.
+        The tables, in a stable order, and the files skipped.
 
     Raises:
-        ValueError: unsupported source, duplicate table ids, unreadable files, or
-            an invalid table; the message names the culprit.
+        ValueError: unsupported source, duplicate table ids, an invalid table, every
+            file unreadable, or (``strict``) one unreadable file; the message names the culprit.
     """
     _check_max_rows(max_rows_read)
     options = CsvOptions.of(csv_options)
-    tables = [t.sample(max_rows_read) for t in _dispatch(source, max_rows_read, options)]
+    skipped: list[SkippedFile] = []
+    tables = [t.sample(max_rows_read) for t in _dispatch(source, max_rows_read, options, strict, skipped)]
+    if skipped and not tables:
+        more = f"; and {len(skipped) - MAX_RENAMES_SHOWN} more" if len(skipped) > MAX_RENAMES_SHOWN else ""
+        reasons = "; ".join(f.reason for f in skipped[:MAX_RENAMES_SHOWN]) + more
+        raise ValueError(f"No table could be read: {reasons}")
     _check_unique_ids(tables)
-    return tables
+    return TablesRead(tables, skipped)
 
 
-def _dispatch(source: TableSource, max_rows_read: int | None, options: CsvOptions) -> list[Table]:
-    def read(path: Path) -> Table:
-        return read_table_file(path, max_rows_read=max_rows_read, csv_options=options)
+def load_tables(
+    source: TableSource,
+    *,
+    max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
+    csv_options: CsvOptions | Mapping[str, Any] | None = None,
+    strict: bool = False,
+) -> list[Table]:
+    """The tables of :func:`read_tables` (files that cannot be read are skipped, each with a warning).
+
+    Args:
+        source: As in :func:`read_tables`.
+        max_rows_read: As in :func:`read_tables`.
+        csv_options: As in :func:`read_tables`.
+        strict: As in :func:`read_tables`.
+    """
+    return read_tables(source, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
+
+
+def _dispatch(
+    source: TableSource, max_rows_read: int | None, options: CsvOptions, strict: bool, skipped: list[SkippedFile]
+) -> list[Table]:
+    def read(path: Path) -> Table | None:
+        try:
+            return read_table_file(path, max_rows_read=max_rows_read, csv_options=options)
+        except ValueError as exc:
+            if strict:
+                raise
+            logger.warning("Skipped %s (pass strict=True, or --strict, to stop instead): %s", path, exc)
+            skipped.append(SkippedFile(str(path), str(exc)))
+            return None
 
     if _is_sql_source(source):
         return tables_from_sql(source, max_rows_read=max_rows_read)
@@ -79,7 +149,7 @@ def _dispatch(source: TableSource, max_rows_read: int | None, options: CsvOption
         if path.is_dir():
             return _tables_from_folder(path, read)
         if path.is_file():
-            return [read(path)]
+            return _read_all([path], read)
         raise ValueError(f"Table source {str(source)!r} is neither a folder, a file nor a SQLAlchemy URL")
     if isinstance(source, Mapping):
         return [_table_from_mapping_item(key, value) for key, value in source.items()]
@@ -90,10 +160,14 @@ def _dispatch(source: TableSource, max_rows_read: int | None, options: CsvOption
         if all(isinstance(item, Table) for item in items):
             return list(items)
         if all(isinstance(item, (str, Path)) for item in items):
-            return [read(Path(item)) for item in items]
+            return _read_all([Path(item) for item in items], read)
         kinds = sorted({type(item).__name__ for item in items})
         raise ValueError(f"A table list must hold only Table objects or file paths, got {kinds}")
     raise ValueError(f"Unsupported table source of type {type(source).__name__}")
+
+
+def _read_all(paths: Iterable[Path], read: Callable[[Path], Table | None]) -> list[Table]:
+    return [table for table in map(read, paths) if table is not None]
 
 
 def _table_from_mapping_item(key: Any, value: Any) -> Table:
@@ -112,7 +186,7 @@ def _check_unique_ids(tables: list[Table]) -> None:
         seen.add(table.id)
 
 
-def _tables_from_folder(folder: Path, read: Any) -> list[Table]:
+def _tables_from_folder(folder: Path, read: Callable[[Path], Table | None]) -> list[Table]:
     """Every table file under ``folder``, recursively.
 
     A file's id is its path relative to ``folder`` without the extension
@@ -131,6 +205,8 @@ def _tables_from_folder(folder: Path, read: Any) -> list[Table]:
     for path in files:
         relative = path.relative_to(folder)
         table = read(path)
+        if table is None:
+            continue
         table.id = relative.with_suffix("").as_posix()
         table.name = path.stem
         table.source = relative.parent.as_posix() if relative.parent != Path(".") else None
@@ -146,7 +222,6 @@ def _hidden(path: Path, root: Path) -> bool:
 def read_table_file(
     path: Path,
     *,
-    dedupe_columns: bool = False,
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
 ) -> Table:
@@ -155,11 +230,11 @@ def read_table_file(
     CSV cells are read as text (missing cells become empty strings) so that ids
     like ``007`` keep their leading zeros, which matters for value overlap. The
     encoding and delimiter are detected (see :mod:`llama_index_pearl.tables.files`).
+    A column name that repeats (case- and space-insensitive) is renamed as pandas
+    renames it (``Performance``, ``Performance.1``), with one warning naming the file.
 
     Args:
         path: The file.
-        dedupe_columns: Rename repeated CSV headers to ``name (2)``, ``name (3)``
-            instead of raising (benchmark tables scraped from the web repeat them).
         max_rows_read: Leading rows read at most (``None``: all); the file's row
             count is kept in ``Table.total_rows``.
         csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for CSV files.
@@ -172,9 +247,7 @@ def read_table_file(
     _check_max_rows(max_rows_read)
 
     def names_of(header: list[str]) -> list[str]:
-        names = _unique_names(header) if dedupe_columns else header
-        Table(id=path.stem, df=pd.DataFrame(columns=names))  # reports repeated headers by name
-        return names
+        return _renamed(path, header)
 
     try:
         if suffix == ".csv":
@@ -182,6 +255,7 @@ def read_table_file(
         else:
             require("pyarrow", "parquet", "reading Parquet files")
             df, total = read_parquet_file(path, max_rows=max_rows_read)
+            df.columns = _renamed(path, [str(c) for c in df.columns])
     except ValueError as exc:
         if str(path) in str(exc):
             raise
@@ -196,14 +270,15 @@ def _check_max_rows(max_rows_read: int | None) -> None:
         raise ValueError(f"max_rows_read must be a positive integer or None, got {max_rows_read!r}")
 
 
-def _unique_names(header: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    names = []
-    for name in header:
-        key = normalize_column_name(name)
-        seen[key] = seen.get(key, 0) + 1
-        names.append(name if seen[key] == 1 else f"{name} ({seen[key]})")
-    return names
+def _renamed(path: Path, names: list[str]) -> list[str]:
+    """Column names of a file with repeats renamed (:func:`~llama_index_pearl.tables.table.unique_column_names`)."""
+    unique = unique_column_names(names)
+    changed = [f"{old!r} -> {new!r}" for old, new in zip(names, unique) if old != new]
+    if changed:
+        more = f" and {len(changed) - MAX_RENAMES_SHOWN} more" if len(changed) > MAX_RENAMES_SHOWN else ""
+        shown = ", ".join(changed[:MAX_RENAMES_SHOWN])
+        logger.warning("%s repeats column names; renamed as pandas does: %s%s", path, shown, more)
+    return unique
 
 
 def _is_sql_source(source: Any) -> bool:

@@ -17,7 +17,15 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-__all__ = ["DEFAULT_MAX_ROWS_READ", "ForeignKey", "Table", "cell_text", "normalize_column_name", "same_source"]
+__all__ = [
+    "DEFAULT_MAX_ROWS_READ",
+    "ForeignKey",
+    "Table",
+    "cell_text",
+    "normalize_column_name",
+    "same_source",
+    "unique_column_names",
+]
 
 T = TypeVar("T")
 
@@ -45,6 +53,29 @@ class ForeignKey:
 def normalize_column_name(name: str) -> str:
     """Key used to detect duplicate columns: case- and surrounding-space-insensitive."""
     return " ".join(str(name).split()).lower()
+
+
+def unique_column_names(names: list[str]) -> list[str]:
+    """``names`` with repeats renamed as pandas renames a repeated CSV header: ``Performance``, ``Performance.1``.
+
+    A repeat is judged as :class:`Table` judges it (case- and space-insensitive), and a new name
+    that is itself taken counts on (``a.1`` taken: ``a.1.1``), as pandas does.
+
+    Args:
+        names: Column names in order.
+    """
+    seen: dict[str, int] = {}
+    renamed = []
+    for name in names:
+        key = normalize_column_name(name)
+        while key in seen:
+            count = seen[key]
+            seen[key] = count + 1
+            name = f"{name}.{count}"
+            key = normalize_column_name(name)
+        seen[key] = 1
+        renamed.append(name)
+    return renamed
 
 
 def cell_text(value: Any) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "encoder_identity",
     "encoder_window",
     "finite_query_vector",
+    "prepare_encoder",
     "resolve_embed_model",
     "resolve_llm",
     "same_encoder",
@@ -87,6 +88,19 @@ def default_embed_model() -> BaseEmbedding:
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     return HuggingFaceEmbedding(model_name=path, normalize=True, embed_batch_size=64, local_files_only=True)
+
+
+def prepare_encoder(embed_model: BaseEmbedding, batches: bool = True, background: bool = False) -> None:
+    """Load what the bundled encoder loads on first use (an ONNX Runtime session); other encoders load when made.
+
+    Args:
+        embed_model: The encoder.
+        batches: The session a build embeds with; ``False``: the one for single queries (a loaded index's).
+        background: On a thread of its own, while the caller goes on (``OnnxMiniLMEmbedding.prepare``).
+    """
+    prepare = getattr(embed_model, "prepare", None)
+    if type(embed_model).__name__ == "OnnxMiniLMEmbedding" and callable(prepare):
+        prepare(batches=batches, background=background)
 
 
 def finite_query_vector(vector: Sequence[float], query: str) -> list[float]:

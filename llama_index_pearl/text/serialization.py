@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_EMBEDDED_ROWS",
     "DEFAULT_INCLUDE_TITLES",
     "DEFAULT_MAX_ROWS",
+    "DEFAULT_TABLE_TEXT_CHARS",
     "MAX_CELL_CHARS",
     "Serializer",
     "TableView",
@@ -46,6 +47,9 @@ DEFAULT_MAX_ROWS = 10
 DEFAULT_EMBEDDED_ROWS = 1
 DEFAULT_INCLUDE_TITLES = True  # titles and descriptions carry much of a table's signal (FeTaQA R@1 34 -> 85)
 MAX_CELL_CHARS = 120
+# A table's text for an LLM (a result node's text): every table of spider, spider_realistic, fetaqa_dev, tpch and
+# nycflights13 fits whole (their longest is 3,059 characters), while five tables stay within ~5,000 tokens of context.
+DEFAULT_TABLE_TEXT_CHARS = 4000
 # [CLS]/[SEP] or their equivalents take room inside the encoder's window.
 SPECIAL_TOKEN_RESERVE = 2
 
@@ -119,8 +123,28 @@ def _row_lines(view: TableView) -> list[str]:
     return [" | ".join(_clip(cell_text(v)) for v in record) for record in records]
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
+def _clip(text: str, limit: int = MAX_CELL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _more_rows(n: int) -> str:
+    return f"… ({n:,} more row{'s' if n > 1 else ''})"
+
+
+def _columns_within(columns: Sequence[str], budget: int) -> list[str]:
+    """The leading columns whose ``Columns:`` line, with its ``… (N more columns)`` marker, fits ``budget``."""
+    total = len("Columns: ") + sum(len(c) + 3 for c in columns) - 3
+    if total <= budget:
+        return list(columns)
+    kept: list[str] = []
+    used = len("Columns: ") + len(f" | … ({len(columns):,} more columns)")
+    for column in columns:
+        cost = len(column) + (3 if kept else 0)
+        if kept and used + cost > budget:
+            break
+        kept.append(column)
+        used += cost
+    return kept
 
 
 def serialize_views(
@@ -231,3 +255,35 @@ class Serializer:
 
     def view(self, table: Table, columns: list[str] | None = None, rows: list[int] | None = None) -> TableView:
         return TableView(table, columns=columns, rows=rows, max_rows=self.max_rows)
+
+    def table_text(self, table: Table, max_chars: int = DEFAULT_TABLE_TEXT_CHARS) -> str:
+        """The table as an LLM reads it: its header lines and up to ``max_rows`` rows, in ``max_chars`` characters.
+
+        Where the budget cuts, the text says so, as the encoder's window is filled with whole rows:
+        ``Columns: a | b | … (1,998 more columns)`` (columns get at most half of what the header
+        lines leave, and the rows show the same columns) and a last line ``… (7 more rows)``.
+        The title, description and table name are kept (clipped to a quarter of the budget each).
+
+        Args:
+            table: The table.
+            max_chars: The most characters of the text (the name and one column are always kept).
+        """
+        head = _header_lines(TableView(table, max_rows=0), self.include_titles)[:-1]  # the lines before Columns:
+        head = [_clip(line, max(max_chars // 4, 1)) for line in head]
+        room = max_chars - sum(len(line) + 1 for line in head)
+        columns = _columns_within(table.columns, room // 2)
+        columns_line = "Columns: " + " | ".join(columns)
+        if len(columns) < len(table.columns):
+            columns_line += f" | … ({len(table.columns) - len(columns):,} more columns)"
+        lines = [*head, columns_line]
+        rows = _row_lines(TableView(table, columns=columns, max_rows=self.max_rows))
+        used = sum(len(line) + 1 for line in lines)
+        for shown, row in enumerate(rows):
+            left = len(rows) - shown
+            marker = len(_more_rows(left)) + 1 if left > 1 else 0
+            if used + len(row) + 1 + marker > max_chars:
+                lines.append(_more_rows(left))
+                break
+            lines.append(row)
+            used += len(row) + 1
+        return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""The catalog of an index: what a query reads besides the vectors, without the units' texts or the tables' rows.
+
+For each table, its text for an LLM (``PearlConfig.table_text_chars``, rendered once when the
+table enters the index); for each unit, its kind, its tables and its generated question, in
+unit order. A retrieval needs nothing else of the tables and units, so a loaded index reads the
+catalog (and the persisted lexical index) at once and the units' texts and the tables' rows
+only when something else asks for them (``storage/persistence.py``).
+
+Pipeline step: corpus (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from llama_index.core.schema import BaseNode
+
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.serialization import Serializer
+
+__all__ = ["Catalog", "UnitInfo"]
+
+
+class UnitInfo(NamedTuple):
+    """What a retrieval reads of one unit: its kind, the tables it stands for, its generated question."""
+
+    kind: str | None
+    table_ids: list[str]
+    question: str | None
+
+    @classmethod
+    def of(cls, unit: BaseNode) -> UnitInfo:
+        metadata = unit.metadata
+        return cls(metadata.get("kind"), list(metadata.get("table_ids", [])), metadata.get("question"))
+
+
+@dataclass
+class Catalog:
+    """Each table's text for an LLM, and each unit's :class:`UnitInfo` in unit order.
+
+    Args:
+        texts: Table id -> its text (tables missing here are rendered when first asked for).
+        units: Unit id -> what a retrieval reads of it, in the order of the index's units.
+    """
+
+    texts: dict[str, str] = field(default_factory=dict)
+    units: dict[str, UnitInfo] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tables: Iterable[Table], units: Iterable[BaseNode], serializer: Serializer, max_chars: int) -> Catalog:
+        """The catalog of tables and units: every table's text rendered, every unit's info read.
+
+        Args:
+            tables: The tables.
+            units: The units, in the index's order.
+            serializer: The index's serializer (rows per view, titles).
+            max_chars: ``PearlConfig.table_text_chars``.
+        """
+        return cls(
+            {t.id: serializer.table_text(t, max_chars) for t in tables}, {u.node_id: UnitInfo.of(u) for u in units}
+        )
+
+    def change(
+        self,
+        removed_tables: Iterable[str],
+        removed_units: Iterable[str],
+        texts: Mapping[str, str],
+        units: Iterable[BaseNode],
+    ) -> None:
+        """Apply an update: drop removed tables and units, add the new ones (in place)."""
+        for table_id in removed_tables:
+            self.texts.pop(table_id, None)
+        for unit_id in removed_units:
+            self.units.pop(unit_id, None)
+        self.texts.update(texts)
+        self.units.update((u.node_id, UnitInfo.of(u)) for u in units)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON of the catalog, one list per field (few containers to read back: a load allocates little).
+
+        ``{"texts": {table id: text}, "units": {"ids", "kinds", "questions", "tables", "table_counts"}}``:
+        ``tables`` holds every unit's tables as numbers in ``texts``' order, ``table_counts`` how many each.
+        """
+        number = {table_id: i for i, table_id in enumerate(self.texts)}
+        infos = self.units.values()
+        return {
+            "texts": self.texts,
+            "units": {
+                "ids": list(self.units),
+                "kinds": [info.kind for info in infos],
+                "questions": [info.question for info in infos],
+                "tables": [number[t] for info in infos for t in info.table_ids],
+                "table_counts": [len(info.table_ids) for info in infos],
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Catalog:
+        """Read :meth:`to_dict`'s output (a malformed one raises ``KeyError``, ``TypeError`` or ``ValueError``)."""
+        texts = data["texts"]
+        if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+            raise ValueError("texts must map table ids to texts")
+        names = list(texts)
+        columns = data["units"]
+        ids, kinds, questions = columns["ids"], columns["kinds"], columns["questions"]
+        counts, numbers = columns["table_counts"], columns["tables"]
+        if not len(ids) == len(kinds) == len(questions) == len(counts) or sum(counts) != len(numbers):
+            raise ValueError("the unit fields differ in length")
+        units = {}
+        start = 0
+        for unit_id, kind, question, count in zip(ids, kinds, questions, counts):
+            tables = numbers[start : start + count]
+            if count < 1 or not all(isinstance(i, int) and 0 <= i < len(names) for i in tables):
+                raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
+            units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
+            start += count
+        return cls(dict(texts), units)
