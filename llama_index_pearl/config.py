@@ -164,8 +164,9 @@ class PearlConfig:
     star_units: bool = _option(
         True,
         "views",
-        "a unit per fact table that references 3+ tables: it and its dimensions (star and snowflake joins)",
+        "a unit per fact table that references 4+ tables: it and its dimensions (star and snowflake joins)",
         flag="--no-star-units",
+        off="no star units: a fact table and its dimensions are found through join paths of 2-3 tables only",
     )
     random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
     random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")

@@ -47,3 +47,14 @@ def test_eval_reports_both_normalisations_per_hop_group():
     metrics = evaluate_rankings(queries, [["A", "B"], ["X", "D"]], ks=(2,))
     assert metrics["3hop"]["R@2"] == pytest.approx(66.67) and metrics["3hop"]["PaperR@2"] == 100.0
     assert metrics["1hop"]["R@2"] == metrics["1hop"]["PaperR@2"] == 100.0
+
+
+def test_questions_of_four_or_more_tables_have_their_group_and_are_judged_within_two_spare_tables():
+    from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_rankings, ranking_depth
+
+    tables = ("a", "b", "c", "d")
+    queries = [BenchQuery("q1", "?", tables, 4), BenchQuery("q2", "?", ("a",), 1)]
+    ranked = [["x", "a", "b", "c", "y", "d"], ["z", "a"]]
+    metrics = evaluate_rankings(queries, ranked, ks=(1, 2))
+    assert metrics["4+hop"]["n"] == 1 and metrics["4+hop"]["C@G+2"] == 100.0  # d is 6th of |G| + 2 = 6
+    assert metrics["1hop"]["C@G+2"] == 100.0 and ranking_depth(queries, (1, 2)) == 6
