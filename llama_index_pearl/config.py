@@ -244,15 +244,16 @@ class PearlConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PearlConfig:
-        """Read :meth:`to_dict`'s output; keys of other versions (such as the old ``generator``) are ignored.
+        """Read :meth:`to_dict`'s output.
 
-        Configs written before ``embedded_rows`` existed embedded every row of a view: an
-        insert into such an index renders its units the same way.
+        Raises:
+            ValueError: A key that is no persisted field, or a bad value (the message names it).
         """
-        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        if "embedded_rows" not in values and "max_rows" in values:
-            values["embedded_rows"] = values["max_rows"]
-        return cls(**values)
+        persisted = {f.name for f in option_fields() if f.metadata.get("persist", True)}
+        unknown = sorted(set(data) - persisted)
+        if unknown:
+            raise ValueError(f"unknown build option(s) {unknown} in the persisted config")
+        return cls(**data)
 
 
 def option_fields() -> tuple[dataclasses.Field, ...]:

@@ -358,7 +358,7 @@ class PearlTableIndex:
     def table_text(self, table_id: str) -> str:
         """The table as shown to an LLM: header and leading rows, within ``config.table_text_chars`` (cuts marked).
 
-        Rendered when the table enters the index (or, for an index persisted before format 6, when first asked for).
+        Rendered when the table enters the index (an index made from units without a catalog: when first asked for).
         """
         text = self._catalog.texts.get(table_id)
         if text is None:
@@ -600,7 +600,7 @@ class PearlTableIndex:
         """
         with self.read_lock():
             vector_index, units = self._opened()
-            for table_id in self._tables:  # an index loaded from format 5 or before renders them now
+            for table_id in self._tables:  # the catalog holds every table's text (some may not be rendered yet)
                 self.table_text(table_id)
             parts = IndexParts(
                 list(self._tables.values()),
@@ -642,7 +642,7 @@ class PearlTableIndex:
         Every file's size and SHA-256, the manifest, the catalog, the join graph and the vectors are read and
         checked here; the units (:attr:`units`, updates, :meth:`persist`), the tables' rows (:attr:`tables`
         values) and the BM25 arrays (the first query with words in common with the units) are read and checked
-        when first used, raising the same ``ValueError`` then. Formats before 6 are read whole here.
+        when first used, raising the same ``ValueError`` then.
 
         Args:
             persist_dir: The folder.

@@ -56,8 +56,10 @@ def test_the_persisted_dict_round_trips_without_per_machine_settings():
     assert restored == PearlConfig(budget=7, csv_options={"delimiter": ";"})
 
 
-def test_keys_of_older_formats_are_ignored_on_read():
-    assert PearlConfig.from_dict({"generator": "heuristic(n_single=2,seed=0)", "max_rows": 4}).max_rows == 4
+def test_a_persisted_config_reads_back_and_an_unknown_key_is_refused():
+    assert PearlConfig.from_dict(PearlConfig(max_rows=4).to_dict()) == PearlConfig(max_rows=4)
+    with pytest.raises(ValueError, match=r"unknown build option\(s\) \['generator'\]"):
+        PearlConfig.from_dict({"generator": "heuristic(n_single=2,seed=0)", "max_rows": 4})
 
 
 def test_an_insert_may_change_how_it_reads_but_not_what_the_build_fixed():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pandas as pd
 import pytest
+from graphs import add_join
 
 from llama_index_pearl.evaluation.benchmark import BenchQuery
 from llama_index_pearl.evaluation.hint_recall import SqlSchema, evaluate_join_hints, gold_join_pairs
@@ -69,7 +70,7 @@ def test_single_table_and_unparseable_sql_have_no_join():
 def _graph(column_pairs_by_edge: dict[tuple[str, str], tuple[str, str]]) -> nx.Graph:
     graph = nx.Graph()
     for (left, right), (lc, rc) in column_pairs_by_edge.items():
-        graph.add_edge(left, right, column_pairs=[[left, lc, right, rc]], kind="explicit", declared=False, score=1.5)
+        add_join(graph, left, lc, right, rc)
     return graph
 
 

@@ -70,16 +70,22 @@ def test_the_manifest_records_the_encoder_class_and_model_name(built):
     assert manifest["format_version"] == 6
 
 
-def test_a_version_2_folder_still_loads(built):
-    index, folder = built
+def test_an_earlier_format_version_is_refused_with_a_rebuild_asked_for(built):
+    _, folder = built
     manifest = json.loads((folder / "pearl.json").read_text())
-    for key in ("encoder", "files"):
-        del manifest[key]
-    manifest["format_version"] = 2
+    manifest["format_version"] = 5
     (folder / "pearl.json").write_text(json.dumps(manifest))
-    (folder / "faiss.index").rename(folder / "default__vector_store.json")  # the names before format 4
-    (folder / "pearl_index_store.json").replace(folder / "index_store.json")
-    assert _ranked(_load(folder)) == _ranked(index)
+    with pytest.raises(ValueError, match=r"format version 5.*reads version 6\. Rebuild the index"):
+        _load(folder)
+
+
+def test_a_config_option_this_version_does_not_know_is_refused_naming_it(built):
+    _, folder = built
+    manifest = json.loads((folder / "pearl.json").read_text())
+    manifest["config"]["random_views"] = True
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"pearl\.json.*unknown build option\(s\) \['random_views'\]"):
+        _load(folder)
 
 
 # ---------------------------------------------------------------- cross-checks

@@ -6,8 +6,8 @@ import pandas as pd
 from embeddings import TrigramEmbedding
 
 from llama_index_pearl.joins import candidates as cand
-from llama_index_pearl.joins.edges import keep_best_parents, score_candidates
-from llama_index_pearl.joins.profiles import embed_profiles, profile_tables
+from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
+from llama_index_pearl.joins.profiles import embed_names, profile_tables
 from llama_index_pearl.tables.table import ForeignKey, Table
 
 
@@ -96,7 +96,7 @@ def test_name_neighbours_link_similar_but_not_identical_names():
         Table("b", pd.DataFrame({"customer_num": ["1", "2"], "qqq": ["r", "s"]})),
     ]
     profiles = profile_tables(tables)
-    embed_profiles(profiles, TrigramEmbedding())
+    embed_names(profiles, TrigramEmbedding())
     pairs: cand.Pairs = {}
     cand.name_candidates(profiles, pairs, k=1)
     assert (0, 2) in pairs and "B" in pairs[(0, 2)].sources
@@ -108,7 +108,7 @@ def test_declared_foreign_key_is_an_explicit_edge_with_full_structural_score():
     profiles = profile_tables([a, b])
     pairs: cand.Pairs = {}
     assert cand.declared_candidates([a, b], profiles, pairs) == 1
-    (edge,) = score_candidates(profiles, pairs)
+    (edge,) = score_admissible(profiles, admissible_pairs(profiles, pairs))
     assert edge.declared and edge.explicit and edge.s_str == 1.0
     assert (edge.left_table, edge.left_column, edge.right_table, edge.right_column) == ("b", "ref", "a", "k")
 
@@ -120,7 +120,7 @@ def test_only_the_best_parent_of_a_foreign_key_column_is_kept():
     profiles = profile_tables([good, other, child])
     pairs: cand.Pairs = {}
     cand.structural_candidates(profiles, pairs)
-    kept = keep_best_parents(score_candidates(profiles, pairs))
+    kept = keep_best_parents(score_admissible(profiles, admissible_pairs(profiles, pairs)))
     parents = {e.right_table for e in kept if e.left_table == "x__section"}
     assert parents == {"x__course"}
 
@@ -135,6 +135,6 @@ def test_unanchored_overlap_of_dense_ids_scores_no_overlap_but_anchored_keeps_it
     pairs: cand.Pairs = {}
     cand.structural_candidates(profiles, pairs)
     cand.value_candidates(profiles, pairs)
-    edges = {frozenset(e.tables): e for e in score_candidates(profiles, pairs)}
+    edges = {frozenset(e.tables): e for e in score_admissible(profiles, admissible_pairs(profiles, pairs))}
     assert edges[frozenset({"ship", "song"})].s_ovlp == 0.0
     assert edges[frozenset({"ship", "crew"})].explicit and edges[frozenset({"ship", "crew"})].s_ovlp > 0.5

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import networkx as nx
 import pandas as pd
+from graphs import add_join
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.join_hints import compute_join_hints, format_join_hints, hints_for_table
 
 
 def _edge(graph, left, lcol, right, rcol, kind="explicit", declared=False, score=1.5):
-    graph.add_edge(left, right, column_pairs=[[left, lcol, right, rcol]], kind=kind, declared=declared, score=score)
+    add_join(graph, left, lcol, right, rcol, kind=kind, declared=declared, score=score)
 
 
 def _chain() -> nx.Graph:

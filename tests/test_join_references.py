@@ -6,7 +6,7 @@ import pandas as pd
 
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.discovery import TAU_2H
-from llama_index_pearl.joins.edges import keep_best_parents, score_candidates
+from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
 from llama_index_pearl.joins.profiles import profile_tables
 from llama_index_pearl.tables.table import Table
 
@@ -27,7 +27,7 @@ def joins(*tables: Table) -> set[tuple[str, str]]:
     pairs: cand.Pairs = {}
     cand.structural_candidates(profiles, pairs)
     cand.value_candidates(profiles, pairs)
-    edges = keep_best_parents(score_candidates(profiles, pairs))
+    edges = keep_best_parents(score_admissible(profiles, admissible_pairs(profiles, pairs)))
     return {
         (f"{e.left_table}.{e.left_column}", f"{e.right_table}.{e.right_column}")
         for e in edges

@@ -142,41 +142,26 @@ def test_load_index_from_storage_on_a_pearl_folder_says_to_use_pearl_table_index
         load_index_from_storage(StorageContext.from_defaults(persist_dir=str(folder)))
 
 
-def test_a_format_3_folder_still_loads(built, hashing_embedding):
-    index, folder = built
-    (folder / "faiss.index").rename(folder / "default__vector_store.json")
-    (folder / "pearl_index_store.json").replace(folder / "index_store.json")
-    manifest = json.loads((folder / "pearl.json").read_text())
-    manifest["format_version"] = 3
-    manifest["files"] = file_digests(folder, [p.name for p in folder.iterdir() if p.name != "pearl.json"])
-    (folder / "pearl.json").write_text(json.dumps(manifest))
-    loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
-    assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
-
-
-def test_a_format_4_folder_restores_its_generator_from_the_recorded_name(music_tables, hashing_embedding, tmp_path):
+def test_a_loaded_index_rebuilds_its_generator_from_the_recorded_spec(music_tables, hashing_embedding, tmp_path):
     index = PearlTableIndex.from_tables(
         music_tables, embed_model=hashing_embedding, generator=HeuristicQueryGenerator(seed=3)
     )
     index.persist(tmp_path / "idx")
-    manifest = json.loads((tmp_path / "idx" / "pearl.json").read_text())
-    manifest["format_version"] = 4
-    manifest["config"]["generator"] = manifest.pop("generator")["model_name"]
-    (tmp_path / "idx" / "pearl.json").write_text(json.dumps(manifest))
     loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
     assert isinstance(loaded.generator, HeuristicQueryGenerator) and loaded.generator.seed == 3
 
 
-RELEASED = Path(__file__).parent / "fixtures" / "index_v0.1.0"  # written by release 0.1.0 (commit 48c7986)
+# written by tests/fixtures/make_index_format6.py: a folder this version wrote, kept to catch a format change
+FORMAT_6 = Path(__file__).parent / "fixtures" / "index_format6"
 
 
-def test_an_index_persisted_by_release_0_1_0_loads_and_retrieves(tmp_path):
+def test_an_index_folder_of_format_6_on_disk_loads_retrieves_and_takes_an_insert(tmp_path):
     import shutil
 
-    folder = shutil.copytree(RELEASED, tmp_path / "idx")
+    folder = shutil.copytree(FORMAT_6, tmp_path / "idx")
     index = PearlTableIndex.load(folder)
     assert set(index.tables) == {"singer", "concert", "stadium"}
-    assert len(index.units) == 6 and index.join_graph.has_edge("concert", "stadium")
+    assert len(index.units) == 9 and index.join_graph.has_edge("concert", "stadium")
     hits = index.as_retriever(similarity_top_k=3).retrieve("Which stadium hosted concerts by Ann Lee?")
     assert {h.node.metadata["table_id"] for h in hits} == {"singer", "concert", "stadium"}
     index.insert_tables({"tour": pd.DataFrame({"tour_id": [1], "singer_id": [2]})})

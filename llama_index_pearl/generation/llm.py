@@ -199,11 +199,7 @@ class LLMQueryGenerator(QueryGenerator):
         if llm is None:
             raise ValueError("The index was built with an LLM generator; pass llm= to PearlTableIndex.load()")
         fallback = params.get("fallback")
-        # indexes built before path_kinds existed had every path kind written by the LLM
-        path_kinds = params.get("path_kinds") if "path_kinds" in params else None
-        return cls(
-            llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None, "path_kinds": path_kinds}
-        )
+        return cls(llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None})
 
     async def _call(self, messages: list[ChatMessage]) -> tuple[str, int, int, bool]:
         """One LLM call -> (text, prompt tokens, completion tokens, estimated)."""

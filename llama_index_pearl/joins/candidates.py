@@ -8,7 +8,8 @@ embeddings (P_B, :mod:`~llama_index_pearl.joins.name_similarity`) and an inverte
 value index with a cap on posting-list length (P_V,
 :mod:`~llama_index_pearl.joins.value_overlap`). They share the accumulator of
 :mod:`~llama_index_pearl.joins.signals`; the union is then scored once per pair
-by :func:`~llama_index_pearl.joins.edges.score_candidates`.
+by :func:`~llama_index_pearl.joins.edges.admissible_pairs` and
+:func:`~llama_index_pearl.joins.edges.score_admissible`.
 
 Pipeline step: joins (docs/architecture.md).
 """

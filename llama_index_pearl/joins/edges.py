@@ -31,7 +31,6 @@ __all__ = [
     "group_joins",
     "keep_best_parents",
     "score_admissible",
-    "score_candidates",
     "strongest_first",
 ]
 
@@ -118,22 +117,6 @@ class CandidateEdge:
     @property
     def tables(self) -> tuple[str, str]:
         return self.left_table, self.right_table
-
-
-def score_candidates(
-    profiles: Sequence[ColumnProfile], pairs: Pairs, cross_source_joins: str = scoring.DEFAULT_CROSS_SOURCE
-) -> list[CandidateEdge]:
-    """Score every candidate pair once: :func:`admissible_pairs`, then :func:`score_admissible`.
-
-    Args:
-        profiles: All column profiles (embedded).
-        pairs: Candidates from the generators.
-        cross_source_joins: As in :func:`admissible_pairs`.
-
-    Returns:
-        Scored edges, strongest first.
-    """
-    return score_admissible(profiles, admissible_pairs(profiles, pairs, cross_source_joins))
 
 
 @dataclass(frozen=True)

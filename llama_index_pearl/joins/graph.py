@@ -95,9 +95,7 @@ def joins_between(graph: nx.Graph, a: str, b: str) -> list[Join]:
         return []
     data = graph.edges[a, b]
     kind = str(data.get("kind", "implicit"))
-    edges = [CandidateEdge.from_dict(e) for e in data.get("edges", [])]
-    if not edges:  # a graph written before edges were stored: each column pair alone
-        edges = [_pair_edge(p, kind, bool(data.get("declared"))) for p in data.get("column_pairs", []) if len(p) == 4]
+    edges = [CandidateEdge.from_dict(e) for e in data["edges"]]
     same_kind = [e for e in edges if e.explicit == (kind == "explicit")] or edges
     joins = []
     for group in group_joins(strongest_first(same_kind)):
@@ -107,11 +105,6 @@ def joins_between(graph: nx.Graph, a: str, b: str) -> list[Join]:
         )
         joins.append(Join(left, right, pairs, kind, any(e.declared for e in group)))
     return joins
-
-
-def _pair_edge(pair: Sequence[str], kind: str, declared: bool) -> CandidateEdge:
-    lt, lc, rt, rc = pair
-    return CandidateEdge(lt, lc, rt, rc, (), None, 0.0, 0.0, 0.0, 0.0, 0.0, kind == "explicit", declared)
 
 
 def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], paths: Sequence[JoinPath]) -> nx.Graph:

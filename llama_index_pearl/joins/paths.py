@@ -91,10 +91,6 @@ class JoinPath:
             parts.extend(f"{p.left_column}={p.right_column}" for p in pairs)
         return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
 
-    @property
-    def n_hops(self) -> int:
-        return len(self.tables)
-
     def join_columns(self, table_id: str) -> list[str]:
         """Columns of ``table_id`` used by any hop of this path."""
         found: list[str] = []

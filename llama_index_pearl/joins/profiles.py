@@ -2,9 +2,10 @@
 
 A profile holds the column's normalised name tokens, an inferred type, a bounded
 *bottom-k* sample of its distinct normalised values, its distinct ratio (how
-key-like it is) and, once :func:`embed_profiles` ran, a name and a value
-embedding. Candidate generation and scoring only ever read profiles, never the
-DataFrames again, so the cost of touching the data is paid once per column.
+key-like it is) and, once discovery embedded it, a name embedding (:func:`embed_names`, every
+column) and a value embedding (:func:`embed_values`, only the columns of pairs that scoring reads).
+Candidate generation and scoring only ever read profiles, never the DataFrames again, so the
+cost of touching the data is paid once per column.
 
 Why bottom-k: keeping the ``k`` distinct values with the smallest stable hash
 (crc32) gives every column a sample drawn with the *same* hash order, so two
@@ -39,7 +40,6 @@ from llama_index_pearl.tables.table import Table, cell_text
 __all__ = [
     "KEY_TOKENS",
     "ColumnProfile",
-    "embed_profiles",
     "name_tokens",
     "profile_column",
     "profile_tables",
@@ -83,7 +83,7 @@ class ColumnProfile:
         examples: Up to 5 values for the value embedding.
         int_range: ``(min, max)`` of an int column's values, or of the counter of a
             prefixed code column (``ord-0001`` .. ``ord-0950``: a 1..n id in disguise), else ``None``.
-        name_vec: Unit-norm name embedding (set by :func:`embed_profiles`).
+        name_vec: Unit-norm name embedding (set by :func:`embed_names`).
         value_vec: Unit-norm mean value embedding (set by :func:`embed_values`; ``None`` without examples).
         source: Provenance of the owning table (``Table.source``; ``None``: unknown).
     """
@@ -356,18 +356,6 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
-def embed_profiles(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
-    """Set ``name_vec`` and ``value_vec`` on every profile (:func:`embed_names`, then :func:`embed_values`).
-
-    Args:
-        profiles: Profiles to embed in place.
-        embed_model: Any LlamaIndex embedding model.
-        show_progress: Show LlamaIndex's progress bar.
-    """
-    embed_names(profiles, embed_model, show_progress)
-    embed_values(profiles, embed_model, show_progress)
 
 
 def embed_names(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:

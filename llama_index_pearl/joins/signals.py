@@ -1,8 +1,8 @@
 """What the candidate generators (P_S, P_B, P_V, declared keys) record per column pair.
 
 Each generator adds to one shared accumulator, :data:`Pairs`, keyed by the
-ordered pair of profile indexes; :func:`~llama_index_pearl.joins.edges.score_candidates`
-then scores every pair once.
+ordered pair of profile indexes; :func:`~llama_index_pearl.joins.edges.admissible_pairs` then
+keeps those that may join and :func:`~llama_index_pearl.joins.edges.score_admissible` scores each once.
 
 Pipeline step: joins (docs/architecture.md).
 """

@@ -45,7 +45,7 @@ def value_candidates(
     Values held by more than ``max_posting`` columns are skipped: they are the
     '1', '0', 'yes' of the corpus and would make the index quadratic while
     saying nothing about joinability. The kept pairs are filtered later by
-    :func:`~llama_index_pearl.joins.edges.score_candidates` (Jaccard > 0.10 or
+    :func:`~llama_index_pearl.joins.edges.admissible_pairs` (Jaccard > 0.10 or
     inclusion in a key).
 
     Args:
@@ -93,7 +93,7 @@ def value_candidates(
     if not codes:
         return skipped
     code, counts = np.unique(np.concatenate(codes), return_counts=True)
-    # Cheap pre-filter on sample counts (exact estimates come in score_candidates): enough
+    # Cheap pre-filter on sample counts (exact estimates come in admissible_pairs): enough
     # Jaccard, or one sample nearly inside the other (a foreign key into a larger key).
     lo, hi = np.divmod(code, n)
     sa, sb = _sizes_in_common_range(profiles, lo, hi)

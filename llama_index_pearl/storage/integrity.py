@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 _CHUNK = 1 << 20
-# manifest field -> type; "encoder" and "files" are new in format version 3
+# manifest field -> type
 _FIELDS: dict[str, type] = {
     "dimension": int,
     "n_units": int,
@@ -44,8 +44,9 @@ _FIELDS: dict[str, type] = {
     "vector_store": str,
     "config": dict,
     "report": dict,
+    "encoder": dict,
+    "files": dict,
 }
-_FIELDS_V3: dict[str, type] = {"encoder": dict, "files": dict}
 
 
 class IndexFileError(ValueError):
@@ -73,10 +74,11 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
-def check_manifest_fields(path: Path, manifest: Mapping[str, Any], version: int) -> None:
-    """Every field the loader reads is present with its type."""
-    fields = {**_FIELDS, **(_FIELDS_V3 if version >= 3 else {})}
-    for name, kind in fields.items():
+def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
+    """Every field the loader reads is present with its type (``generator``: an object or null)."""
+    if "generator" not in manifest:
+        raise IndexFileError(path, "field 'generator' is missing")
+    for name, kind in _FIELDS.items():
         value = manifest.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise IndexFileError(path, f"field {name!r} must be a {kind.__name__}, got {value!r:.80}")

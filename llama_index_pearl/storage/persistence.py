@@ -21,16 +21,9 @@ A folder holds:
   LlamaIndex load would otherwise read the FAISS binary as JSON, or load an
   index without its tables, graph and vectors).
 
-Version 2 (incremental indexing) replaced version 1's positional FAISS index with
-the id-mapped one and added ``edges`` to the join graph; version 1 folders are
-refused with a message asking for a rebuild. Version 3 added the encoder's
-identity and the file digests; version 4 moved the FAISS binary and LlamaIndex's
-index store out of the names ``load_index_from_storage`` reads; version 5 records the
-query generator as a spec (``QueryGenerator.to_spec``) instead of a name in the config;
-version 6 added the catalog and the lexical index. Versions 2 to 5 still load (version 2
-checked against the recorded model name, without digests; versions before 5 read their
-generator name as a spec), whole, as before: their table texts are rendered and their BM25
-index built when first needed.
+This is format 6, the first and only one: no release was made before it, so no reader of an
+earlier format is kept, and a folder of another version is refused with a message asking for a
+rebuild.
 
 ``persist`` writes a temporary sibling folder and swaps it in atomically
 (:mod:`llama_index_pearl.storage.atomic`). ``load`` checks, before anything is used, the
@@ -51,7 +44,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import uuid
 from pathlib import Path
@@ -96,7 +88,7 @@ from llama_index_pearl.storage.integrity import (
     read_json,
     reading,
 )
-from llama_index_pearl.storage.table_records import LazyTables, read_tables_file, write_tables_file
+from llama_index_pearl.storage.table_records import LazyTables, write_tables_file
 from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
@@ -112,15 +104,14 @@ logger = logging.getLogger(__name__)
 
 FORMAT_NAME = "llama-index-pearl"
 FORMAT_VERSION = 6
-READABLE_VERSIONS = frozenset({2, 3, 4, 5, 6})
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
 DOCSTORE = "docstore.json"
 INDEX_STORE = "pearl_index_store.json"
 FAISS_FILE = "faiss.index"
-LLAMA_INDEX_STORE = "index_store.json"  # what load_index_from_storage reads (versions <= 3: the real one)
-LLAMA_FAISS_FILE = "default__vector_store.json"  # where StorageContext.persist writes the store (versions <= 3)
+LLAMA_INDEX_STORE = "index_store.json"  # what load_index_from_storage reads: a stub naming PearlTableIndex.load
+LLAMA_FAISS_FILE = "default__vector_store.json"  # where StorageContext.persist writes the store (renamed to FAISS_FILE)
 _NOT_LLAMA_INDEX_LOADABLE = {
     "index_store/data": {
         "llama-index-pearl": {
@@ -129,11 +120,6 @@ _NOT_LLAMA_INDEX_LOADABLE = {
         }
     }
 }
-
-
-def _file_names(version: int) -> tuple[str, str]:
-    """(FAISS file, LlamaIndex index store) of a folder of format ``version``."""
-    return (FAISS_FILE, INDEX_STORE) if version >= 4 else (LLAMA_FAISS_FILE, LLAMA_INDEX_STORE)
 
 
 def persist_index(index: IndexParts, folder: Path) -> None:
@@ -204,7 +190,7 @@ def _store_kind(index: IndexParts) -> str:
     return "faiss" if isinstance(index.vector_index.vector_store, PearlFaissStore) else "external"
 
 
-def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
+def _read_manifest(folder: Path) -> dict[str, Any]:
     if not folder.is_dir():
         raise ValueError(f"No PEARL index at {str(folder)!r}: folder does not exist")
     path = folder / MANIFEST
@@ -214,30 +200,28 @@ def _read_manifest(folder: Path) -> tuple[dict[str, Any], int]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexFileError(path, f"not a {FORMAT_NAME} manifest")
     version = manifest.get("format_version")
-    if version not in READABLE_VERSIONS:
+    if version != FORMAT_VERSION:
         raise ValueError(
             f"Index at {str(folder)!r} has format version {version!r}; "
-            f"this llama-index-pearl reads versions {sorted(READABLE_VERSIONS)}. Rebuild the index."
+            f"this llama-index-pearl reads version {FORMAT_VERSION}. Rebuild the index."
         )
-    check_manifest_fields(path, manifest, version)
-    return manifest, version
+    check_manifest_fields(path, manifest)
+    return manifest
 
 
-def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool, version: int) -> None:
-    faiss_file, index_store = _file_names(version)
-    needed = [TABLES, GRAPH, DOCSTORE, index_store] + ([CATALOG, LEXICAL] if version >= 6 else [])
-    if manifest.get("vector_store") == "faiss" and not external_store:
-        needed.extend([faiss_file, ID_MAP_FILE])
+def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -> None:
+    needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE, CATALOG, LEXICAL]
+    if manifest["vector_store"] == "faiss" and not external_store:
+        needed.extend([FAISS_FILE, ID_MAP_FILE])
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
-    if "files" in manifest:
-        check_digests(folder, folder / MANIFEST, manifest["files"])
+    check_digests(folder, folder / MANIFEST, manifest["files"])
 
 
 def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None, allow_change: bool) -> BaseEmbedding:
     """The given encoder if it is the index's (or a change is allowed), else the recorded one."""
-    recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
+    recorded = manifest["encoder"]
     model = given
     if model is None:
         model = encoder_from_identity(recorded)
@@ -266,7 +250,7 @@ def _check_dimension(folder: Path, manifest: dict[str, Any], model: BaseEmbeddin
     dimension = manifest["dimension"]
     model_dimension = len(model.get_query_embedding("dimension probe"))
     if model_dimension != dimension:
-        recorded = manifest.get("encoder") or {"model_name": manifest.get("embed_model")}
+        recorded = manifest["encoder"]
         raise ValueError(
             f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
             f"{recorded.get('model_name')!r} (dimension {dimension}), the given model "
@@ -284,30 +268,24 @@ def load_index(
 ) -> IndexParts:
     """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``.
 
-    The manifest and every file's size and SHA-256 are checked here. A folder of format 6 gives
-    what a query reads (the catalog, the join graph, the vectors) checked against each other, and
-    reads the rest when first needed (see the module docstring); older folders are read whole.
+    The manifest and every file's size and SHA-256 are checked here, then what a query reads (the
+    catalog, the join graph, the vectors) against each other; the rest is read when first needed
+    (see the module docstring).
     """
     left = recoverable(folder)
     if left is not None:
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
         folder = left
-    manifest, version = _read_manifest(folder)
+    manifest = _read_manifest(folder)
     model = _encoder(folder, manifest, embed_model, allow_encoder_change)
-    _check_files(folder, manifest, external_store=storage_context is not None, version=version)
+    _check_files(folder, manifest, external_store=storage_context is not None)
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
-        spec = _legacy_generator_spec(manifest["config"].get("generator")) if version < 5 else manifest.get("generator")
+        spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    stores = _Stores(folder, manifest, version, model, storage_context)
-    if version < 6:
-        tables = read_tables_file(folder / TABLES, manifest["n_tables"])
-        graph = _read_graph(folder, {t.id for t in tables})
-        vector_index, units = stores.open({t.id for t in tables}, None)
-        _check_dimension(folder, manifest, model)
-        return IndexParts(tables, vector_index, model, config, units, graph, resolve_llm(llm), report, None, spec)
+    stores = _Stores(folder, manifest, model, storage_context)
     catalog = read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"])
     graph = _read_graph(folder, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
@@ -345,13 +323,13 @@ def load_join_graph(folder: Path) -> nx.Graph:
         ValueError: Not an index folder, another format version, or a graph file that is malformed,
             modified after persist, or names tables the index does not hold.
     """
-    manifest, version = _read_manifest(folder)
-    files = manifest.get("files", {})
-    check_digests(folder, folder / MANIFEST, {name: files[name] for name in (GRAPH, CATALOG, TABLES) if name in files})
-    if version >= 6:
-        table_ids = set(read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"]).texts)
-    else:
-        table_ids = {t.id for t in read_tables_file(folder / TABLES, manifest["n_tables"])}
+    manifest = _read_manifest(folder)
+    files = manifest["files"]
+    unlisted = [name for name in (GRAPH, CATALOG) if name not in files]
+    if unlisted:
+        raise IndexFileError(folder / MANIFEST, f"'files' lists no digest of {', '.join(unlisted)}")
+    check_digests(folder, folder / MANIFEST, {name: files[name] for name in (GRAPH, CATALOG)})
+    table_ids = set(read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"]).texts)
     return _read_graph(folder, table_ids)
 
 
@@ -368,7 +346,6 @@ class _Stores:
     Args:
         folder: The index folder.
         manifest: Its manifest.
-        version: Its format version.
         model: The encoder.
         storage_context: The caller's, for an external vector store; ``None``: the folder's FAISS files.
     """
@@ -377,12 +354,10 @@ class _Stores:
         self,
         folder: Path,
         manifest: dict[str, Any],
-        version: int,
         model: BaseEmbedding,
         storage_context: StorageContext | None,
     ) -> None:
         self._folder = folder
-        self._faiss_file, self._index_store = _file_names(version)
         self._dimension = manifest["dimension"]
         self._n_units = manifest["n_units"]
         self._model = model
@@ -395,7 +370,7 @@ class _Stores:
             return self._store
         folder, dimension = self._folder, self._dimension
         if self._storage_context is None:
-            store = PearlFaissStore.from_files(str(folder / self._faiss_file), str(folder / ID_MAP_FILE))
+            store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
             if store.client.d != dimension:
                 raise ValueError(
                     f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in "
@@ -414,9 +389,9 @@ class _Stores:
         self._store = store
         return store
 
-    def open(self, table_ids: set[str], catalog: Catalog | None) -> tuple[VectorStoreIndex, list[TextNode]]:
-        """LlamaIndex's vector index and the units, checked against the tables and vectors (and ``catalog``)."""
-        folder, index_store = self._folder, self._index_store
+    def open(self, table_ids: set[str], catalog: Catalog) -> tuple[VectorStoreIndex, list[TextNode]]:
+        """LlamaIndex's vector index and the units, checked against the tables, the vectors and ``catalog``."""
+        folder, index_store = self._folder, INDEX_STORE
         for name in (DOCSTORE, index_store):  # LlamaIndex's own errors name no file
             read_json(folder / name)
         store = self.vector_store(None)
@@ -444,24 +419,13 @@ class _Stores:
             units = list(vector_index.docstore.docs.values())
         return vector_index, self._checked(units, catalog, table_ids)
 
-    def _checked(self, units: list[TextNode], catalog: Catalog | None, table_ids: set[str]) -> list[TextNode]:
+    def _checked(self, units: list[TextNode], catalog: Catalog, table_ids: set[str]) -> list[TextNode]:
         folder = self._folder
         check_units(folder / DOCSTORE, units, table_ids, self._n_units)
-        if catalog is not None:
-            for unit in units:
-                if catalog.units.get(unit.node_id) != UnitInfo.of(unit):
-                    raise IndexFileError(folder / DOCSTORE, f"unit {unit.node_id} is not the one {CATALOG} lists")
+        for unit in units:
+            if catalog.units.get(unit.node_id) != UnitInfo.of(unit):
+                raise IndexFileError(folder / DOCSTORE, f"unit {unit.node_id} is not the one {CATALOG} lists")
         store = self.vector_store(None)
         if isinstance(store, PearlFaissStore):
             check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
         return units
-
-
-def _legacy_generator_spec(name: Any) -> dict[str, Any] | None:
-    """The spec of a generator that versions <= 4 recorded by its ``model_name`` only."""
-    if not isinstance(name, str) or name == "none":
-        return None
-    if match := re.fullmatch(r"heuristic\(n_single=(\d+),seed=(-?\d+)\)", name):
-        params = {"n_single": int(match.group(1)), "seed": int(match.group(2))}
-        return {"type": "heuristic", "model_name": name, "params": params}
-    return {"type": "llm", "model_name": name, "params": {}}

@@ -1,7 +1,7 @@
 """``tables.jsonl``: one persisted table a line, and the tables of a loaded index read from it when first used.
 
-A query reads no table's rows (each table's text is in the catalog), so a loaded index of
-format version 6 holds :class:`LazyTables`: the table ids at once, the ``Table`` objects (and
+A query reads no table's rows (each table's text is in the catalog), so a loaded index
+holds :class:`LazyTables`: the table ids at once, the ``Table`` objects (and
 their DataFrames) built from ``tables.jsonl`` the first time any table is asked for, every line
 checked then as :func:`read_tables_file` checks it. The file's size and SHA-256 were checked
 at load, so what is read is what ``persist`` wrote.

@@ -186,14 +186,6 @@ class Table:
             cache[1][key] = compute()
         return cache[1][key]
 
-    def column_index(self, column: str) -> int:
-        """Position of ``column`` (case/space-insensitive); raises naming the table."""
-        wanted = normalize_column_name(column)
-        for i, name in enumerate(self.columns):
-            if normalize_column_name(name) == wanted:
-                return i
-        raise KeyError(f"Table {self.id!r} has no column {column!r}")
-
     def _position(self, column: str) -> int:
         try:
             return int(self.df.columns.get_loc(column))

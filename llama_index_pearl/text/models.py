@@ -218,10 +218,8 @@ def encoder_from_identity(identity: dict[str, str]) -> BaseEmbedding | None:
 
 
 def same_encoder(a: dict[str, str], b: dict[str, str]) -> bool:
-    """Same model name, and same class where both are known (version 2 indexes recorded no class)."""
-    if a.get("model_name") != b.get("model_name"):
-        return False
-    return not (a.get("class") and b.get("class")) or a["class"] == b["class"]
+    """Same class and model name (as :func:`encoder_identity` records them)."""
+    return (a.get("class"), a.get("model_name")) == (b.get("class"), b.get("model_name"))
 
 
 def _sentence_transformer(embed_model: BaseEmbedding) -> Any | None:
