@@ -92,6 +92,5 @@ def test_a_value_only_the_lexical_index_holds_still_finds_its_table(hashing_embe
     assert hits[0].node.metadata["table_id"] == "people"
 
 
-def test_configs_written_before_embedded_rows_existed_keep_embedding_every_row():
-    assert PearlConfig.from_dict({"max_rows": 10}).embedded_rows == 10
-    assert PearlConfig.from_dict({"max_rows": 10, "embedded_rows": 1}).embedded_rows == 1
+def test_a_persisted_config_keeps_its_embedded_rows():
+    assert PearlConfig.from_dict(PearlConfig(max_rows=10, embedded_rows=3).to_dict()).embedded_rows == 3
