@@ -6,25 +6,17 @@ import pandas as pd
 
 from llama_index_pearl.joins.profiles import (
     MAX_CELL_CHARS,
-    name_tokens,
     normal_value,
     profile_column,
     profile_tables,
-    table_name_tokens,
+    table_name_words,
 )
 from llama_index_pearl.tables.table import Table
 
 
-def test_name_tokens_split_snake_and_camel_case_lowercased():
-    assert name_tokens("customerId") == ("customer", "id")
-    assert name_tokens("Stadium_ID") == ("stadium", "id")
-    assert name_tokens("AirportCode") == ("airport", "code")
-    assert name_tokens("HTTPServer name") == ("http", "server", "name")
-
-
 def test_table_name_drops_the_db_namespace_prefix():
-    assert table_name_tokens("concert_singer__singer_in_concert") == ("singer", "in", "concert")
-    assert table_name_tokens("orders") == ("orders",)
+    assert table_name_words("concert_singer__singer_in_concert") == ("singer", "in", "concert")
+    assert table_name_words("orders") == ("orders",)
 
 
 def test_types_are_inferred_from_string_cells():

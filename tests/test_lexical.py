@@ -10,12 +10,9 @@ import pytest
 from embeddings import TrigramEmbedding
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.lexical import LexicalScorer, lexical_tokens, split_identifiers
+from llama_index_pearl.retrieval.lexical import LexicalScorer, lexical_tokens
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
-
-
-def test_identifiers_are_split_into_words():
-    assert split_identifiers("Has_Pet carMakers") == "Has Pet car Makers"
+from llama_index_pearl.text.words import singular, split_identifiers
 
 
 def test_tokens_are_lower_case_singular_and_without_stop_words():
@@ -35,8 +32,6 @@ def test_tokens_are_lower_case_singular_and_without_stop_words():
 )
 def test_tokens_are_those_of_bm25s_tokenize_with_the_same_rules(text):
     import bm25s
-
-    from llama_index_pearl.joins.profiles import singular
 
     expected = bm25s.tokenize(
         [split_identifiers(text)],

@@ -1,8 +1,9 @@
 """The lexical index of a unit corpus: BM25 over the units' lexical texts, built once, persisted ready to use.
 
-Tokens: identifiers are split (``Has_Pet`` and ``carMakers`` become words), English stop words
-dropped and plurals folded (:func:`~llama_index_pearl.joins.profiles.singular`), since questions
-say "pets" of a table named ``Pets`` or ``pet``.
+Tokens: identifiers are split as join naming and the heuristic questions split them
+(:func:`~llama_index_pearl.text.words.split_identifiers`: ``Has_Pet``, ``carMakers`` and ``HTTPServer``
+become words), English stop words dropped and plurals folded (:func:`~llama_index_pearl.text.words.singular`),
+since questions say "pets" of a table named ``Pets`` or ``pet``.
 
 BM25 is the maintained ``bm25s`` library (Lucene's BM25, its defaults). It builds the index: one
 score per (token, document) in a sparse column matrix. Scoring a question only sums the columns
@@ -21,11 +22,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from llama_index_pearl.joins.profiles import singular
+from llama_index_pearl.text.words import singular, split_identifiers
 
-__all__ = ["STOP_WORDS", "LexicalIndex", "lexical_tokens", "split_identifiers", "text_tokens"]
+__all__ = ["STOP_WORDS", "LexicalIndex", "lexical_tokens", "text_tokens"]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # bm25s's own token rule and English stop words (``bm25s.stopwords.STOPWORDS_EN``, equal: tests/test_lexical.py),
 # applied here directly: bm25s.tokenize builds a vocabulary and progress bars per call, 0.2 ms of a 0.6 ms query
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -66,11 +66,6 @@ STOP_WORDS = frozenset(
         "with",
     ]
 )
-
-
-def split_identifiers(text: str) -> str:
-    """``Has_Pet carMakers`` -> ``Has Pet car Makers`` (snake and camel case become words)."""
-    return _CAMEL.sub(" ", text).replace("_", " ")
 
 
 def text_tokens(text: str) -> list[str]:

@@ -26,9 +26,9 @@ from llama_index_pearl.generation.requests import GeneratedQuery, GenerationRequ
 from llama_index_pearl.generation.rows import join_values, resolve_column, shown_rows
 from llama_index_pearl.joins.naming import bare_name, column_prefix
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
-from llama_index_pearl.joins.profiles import singular
 from llama_index_pearl.tables.table import Table, cell_text
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
+from llama_index_pearl.text.words import identifier_words, singular, split_identifiers
 
 __all__ = [
     "HEURISTIC_VERSION",
@@ -48,13 +48,12 @@ _NAME_HINTS = {
     "airline", "airport", "school", "company", "address", "street", "district", "region", "role", "theme",
 }  # fmt: skip
 _NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?%?$")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def humanize(name: str) -> str:
     """Plain words for a column or table name: ``Stadium_ID`` -> "stadium", ``db__singer`` -> "singer"."""
     name = str(name).split("__")[-1]
-    words = _CAMEL.sub(" ", name).replace("_", " ").replace("-", " ").lower().split()
+    words = split_identifiers(name).replace("-", " ").lower().split()
     if len(words) > 1 and words[-1] in {"id", "ids", "key", "fk", "code", "no", "num"}:
         words = words[:-1]
     return " ".join(words) or str(name)
@@ -94,7 +93,7 @@ def _profile_columns(table: Table) -> tuple[ColumnSalience, ...]:
         cells = [c for c in cells if c]
         n = len(cells) or 1
         numeric = sum(1 for c in cells if _NUMBER.match(c))
-        words = set(_words(table, column).split()) | set(column.lower().replace("_", " ").split())
+        words = set(_words(table, column).split()) | set(identifier_words(column))
         id_like = column.lower() == "id" or (column.lower().endswith(("_id", "id")) and numeric == len(cells))
         profiles.append(
             ColumnSalience(

@@ -43,7 +43,7 @@ import numpy as np
 
 from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.edges import CandidateEdge
-from llama_index_pearl.joins.naming import parse_reference, table_name_tokens
+from llama_index_pearl.joins.naming import parse_reference, table_name_words
 from llama_index_pearl.joins.profiles import KEY_RATIO, ColumnProfile, normal_value, value_hash
 from llama_index_pearl.tables.table import Table, cell_text, same_source
 
@@ -245,7 +245,7 @@ def _named_for_key(table_id: str, key: Sequence[ColumnProfile]) -> bool:
     suppliers, as ``film_actor`` is of films and actors; a sample of its references may well
     meet each row once. Parts of a time (``yearID``) name no entity.
     """
-    name = "".join(table_name_tokens(table_id))
+    name = "".join(table_name_words(table_id))
     entities = [ref.core[-1] for ref in (parse_reference(p.bare_name) for p in key) if ref.core]
     entities = [e for e in entities if e not in TIME_WORDS]
     return bool(entities) and all(e in name for e in entities)

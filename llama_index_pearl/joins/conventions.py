@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from llama_index_pearl.joins import naming
+from llama_index_pearl.text.words import identifier_words
 
 __all__ = ["CONVENTIONS", "by_convention", "convention_class"]
 
@@ -77,7 +78,7 @@ def convention_class(child_column: str, parent_table: str, parent_column: str) -
         return "generic_key" if not naming.parse_reference(parent_column).core else "entity_key"
     if match:
         return "abbreviation" if match == naming.ABBREVIATION_WORTH else "compound_table"
-    return "same_name" if naming.name_tokens(child_column) == naming.name_tokens(parent_column) else "unrelated"
+    return "same_name" if identifier_words(child_column) == identifier_words(parent_column) else "unrelated"
 
 
 def _without_prefix(column: str) -> str:

@@ -34,6 +34,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
+from llama_index_pearl.text.words import identifier_words, singular
+
 __all__ = [
     "AGENT_ENTITIES",
     "GENERIC_TOKENS",
@@ -46,12 +48,10 @@ __all__ = [
     "entity_match",
     "entity_singular",
     "key_name_worth",
-    "name_tokens",
     "names_own_table",
     "parse_reference",
-    "singular",
     "table_forms",
-    "table_name_tokens",
+    "table_name_words",
 ]
 
 # Tokens that mark a column as an identifier rather than an attribute.
@@ -89,39 +89,7 @@ ABBREVIATION_WORTH = 0.85  # cust_id -> customers
 GLUED_WORTH = 0.8  # hero_id -> superhero: the entity is glued into one word of the table's name
 AGENT_WORTH = 0.8  # creator_id -> users: a role, no entity named at all
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_ID_THEN_WORD = re.compile(r"(?<=[a-z0-9])ID(?=[a-z])")  # teamIDwinner: "ID" then a word, not "I" + "Dwinner"
-_NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 _NUMBERED = re.compile(r"^([a-z]+?)(\d+)$")
-
-
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Split a column or table name on snake_case, camelCase and punctuation, lowercased.
-
-    Args:
-        name: A raw column or table name such as ``"customerId"`` or ``"Stadium_ID"``.
-
-    Returns:
-        The lowercase tokens, e.g. ``("customer", "id")``.
-    """
-    parts = _NON_ALNUM.split(_CAMEL.sub(" ", _ID_THEN_WORD.sub(" ID ", str(name))))
-    return tuple(p.lower() for p in " ".join(parts).split() if p)
-
-
-@lru_cache(maxsize=65536)  # BM25 folds every word of every unit and question; vocabularies repeat
-def singular(token: str) -> str:
-    """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
-
-    Args:
-        token: A lowercase word.
-    """
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith(("sses", "xes", "ches", "shes")):
-        return token[:-2]
-    if token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) > 3:
-        return token[:-1]
-    return token
 
 
 def entity_singular(token: str) -> str:
@@ -133,7 +101,7 @@ def entity_singular(token: str) -> str:
     return _IRREGULAR.get(token) or singular(token)
 
 
-def table_name_tokens(table_id: str) -> tuple[str, ...]:
+def table_name_words(table_id: str) -> tuple[str, ...]:
     """Tokens of a table's own name: the part after the last ``__`` or ``/`` (a ``db__`` or folder prefix is dropped).
 
     Args:
@@ -142,7 +110,7 @@ def table_name_tokens(table_id: str) -> tuple[str, ...]:
     Returns:
         Tokens of the bare table name, e.g. ``("singer", "in", "concert")``.
     """
-    return name_tokens(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
+    return identifier_words(table_id.rsplit("__", 1)[-1].rsplit("/", 1)[-1])
 
 
 def column_prefix(table_id: str, columns: Collection[str]) -> str:
@@ -169,7 +137,7 @@ def column_prefix(table_id: str, columns: Collection[str]) -> str:
     if not heads:
         return ""
     head, count = max(heads.items(), key=lambda kv: (kv[1], kv[0]))
-    words = table_name_tokens(table_id)
+    words = table_name_words(table_id)
     glued = "".join(words)
     if count < 2 or 2 * count <= len(columns) or head in words or not abbreviates_in_order(head, glued):
         return ""  # a whole word of the name is the entity itself: Student_Enrolment's student_course_id
@@ -252,7 +220,7 @@ def parse_reference(column: str) -> NameReference:
     Args:
         column: The column's name as in the table.
     """
-    tokens = list(name_tokens(column))
+    tokens = list(identifier_words(column))
     if len(tokens) > 1 and tokens[0] in MEASURE_WORDS:
         return NameReference(())  # NumberEmployees, num_players, UnitsOnOrder: a count of things, no reference
     numbered = False
@@ -311,7 +279,7 @@ def table_forms(table_id: str, other_entities: Collection[tuple[str, ...]] = ())
         table_id: The table id.
         other_entities: Whole-name forms of the other tables of its source.
     """
-    tokens = table_name_tokens(table_id)
+    tokens = table_name_words(table_id)
     if not tokens:
         return {}
     whole = (*tokens[:-1], entity_singular(tokens[-1]))

@@ -31,20 +31,17 @@ from llama_index_pearl.joins.naming import (
     KEY_TOKENS,
     bare_name,
     column_prefix,
-    name_tokens,
-    singular,
-    table_name_tokens,
+    table_name_words,
 )
 from llama_index_pearl.tables.table import Table, cell_text
+from llama_index_pearl.text.words import identifier_words
 
 __all__ = [
     "KEY_TOKENS",
     "ColumnProfile",
-    "name_tokens",
     "profile_column",
     "profile_tables",
-    "singular",
-    "table_name_tokens",
+    "table_name_words",
     "value_hash",
 ]
 
@@ -312,7 +309,7 @@ def profile_column(
     return ColumnProfile(
         table_id=table_id,
         column=column,
-        tokens=name_tokens(bare_name(column, prefix)),
+        tokens=identifier_words(bare_name(column, prefix)),
         dtype=dtype,
         n_values=len(values),
         n_rows=len(lowered),

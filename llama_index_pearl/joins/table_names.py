@@ -174,7 +174,7 @@ class TableNames:
         for cut in range(1, len(word) - naming.MIN_WORD + 1):
             initials, entity = word[:cut], word[cut:]
             for table_id, _ in self.key_cores.get((source, (entity,)), ()):
-                rest = "".join(w for w in naming.table_name_tokens(table_id) if not w.startswith(entity))
+                rest = "".join(w for w in naming.table_name_words(table_id) if not w.startswith(entity))
                 if rest and naming.abbreviates_in_order(initials, rest):
                     found.add(table_id)
         return found
@@ -211,7 +211,7 @@ class _Others(Collection):
 
 def _own_words(table_id: str) -> set[str]:
     """The words of a table's name, singular."""
-    return {naming.entity_singular(w) for w in naming.table_name_tokens(table_id)}
+    return {naming.entity_singular(w) for w in naming.table_name_words(table_id)}
 
 
 def _whole_forms(table_id: str) -> set[tuple[str, ...]]:
@@ -238,10 +238,10 @@ def _copies(
     """
     by_words: dict[tuple[str | None, tuple[str, ...]], str] = {}
     for table_id in columns:
-        by_words[(source[table_id], naming.table_name_tokens(table_id))] = table_id
+        by_words[(source[table_id], naming.table_name_words(table_id))] = table_id
     copies = set()
     for table_id, cols in columns.items():
-        words = naming.table_name_tokens(table_id)
+        words = naming.table_name_words(table_id)
         names = {profiles[c].norm_name for c in cols}
         for start in range(len(words)):
             for end in range(start + 1, len(words) + 1):
