@@ -32,9 +32,16 @@ def corpora(draw):
     return n_tables, unit_tables, scores
 
 
+def numbered(unit_tables, n_tables):
+    """Memberships of units and tables named by their numbers."""
+    return Memberships.from_lists(
+        unit_tables, [str(t) for t in range(n_tables)], [str(u) for u in range(len(unit_tables))]
+    )
+
+
 def brute_force(unit_tables, scores, k):
     hits = [UnitHit(str(u), [str(t) for t in ts], float(s)) for u, (ts, s) in enumerate(zip(unit_tables, scores))]
-    return [(int(h.table_id), h.score, int(h.unit_id)) for h in max_pool(hits, k)]
+    return as_tuples(max_pool(hits, k))
 
 
 def top_n(scores, n):
@@ -43,14 +50,14 @@ def top_n(scores, n):
 
 
 def as_tuples(pooled):
-    return [(p.table, p.score, p.unit) for p in pooled]
+    return [(int(p.table_id), p.score, int(p.unit_id)) for p in pooled]
 
 
 @settings(max_examples=300, deadline=None)
 @given(corpora(), st.integers(1, 6), st.integers(1, 30))
 def test_pooling_a_top_n_fetch_equals_brute_force_or_defers(corpus, k, n):
     n_tables, unit_tables, scores = corpus
-    memberships = Memberships.from_lists(unit_tables, n_tables)
+    memberships = numbered(unit_tables, n_tables)
     units, fetched = top_n(scores, n)
     calls = []
 
@@ -67,7 +74,7 @@ def test_pooling_a_top_n_fetch_equals_brute_force_or_defers(corpus, k, n):
 @given(corpora(), st.integers(1, 6))
 def test_pooling_every_unit_vectorized_equals_brute_force(corpus, k):
     n_tables, unit_tables, scores = corpus
-    memberships = Memberships.from_lists(unit_tables, n_tables)
+    memberships = numbered(unit_tables, n_tables)
     assert as_tuples(pool_all_units(scores, memberships, k)) == brute_force(unit_tables, scores, k)
 
 
@@ -75,7 +82,7 @@ def test_pooling_every_unit_vectorized_equals_brute_force(corpus, k):
 @given(corpora(), st.integers(1, 6), st.integers(1, 30))
 def test_pooling_the_best_units_of_every_score_equals_brute_force(corpus, k, fetch):
     n_tables, unit_tables, scores = corpus
-    memberships = Memberships.from_lists(unit_tables, n_tables)
+    memberships = numbered(unit_tables, n_tables)
     assert as_tuples(pool_best_units(scores, memberships, k, fetch)) == brute_force(unit_tables, scores, k)
 
 
@@ -84,20 +91,20 @@ def test_pooling_the_best_units_never_pools_every_unit_when_the_best_decide(monk
 
     monkeypatch.setattr(pooling, "pool_all_units", lambda *args: pytest.fail("pooled every unit"))
     scores = np.linspace(1.0, 0.0, 1000, dtype=np.float32)
-    memberships = Memberships.from_lists([[u] for u in range(1000)], 1000)
+    memberships = numbered([[u] for u in range(1000)], 1000)
     pooled = pooling.pool_best_units(scores, memberships, 3, fetch=8)
-    assert [(p.table, p.unit) for p in pooled] == [(0, 0), (1, 1), (2, 2)]
+    assert [(p.table_id, p.unit_id) for p in pooled] == [("0", "0"), ("1", "1"), ("2", "2")]
 
 
 def test_tables_of_one_joined_entry_are_settled_from_stored_scores_without_fetching_more():
     # units: 0 joined(a, b, c) 0.9; 1..20 other tables 0.8; 21 own(b) 0.3; 22 own(a) 0.2; c has no other unit
     unit_tables = [[0, 1, 2]] + [[3 + i] for i in range(20)] + [[1], [0]]
     scores = np.asarray([0.9] + [0.8] * 20 + [0.3, 0.2], dtype=np.float32)
-    memberships = Memberships.from_lists(unit_tables, 23)
+    memberships = numbered(unit_tables, 23)
     units, fetched = top_n(scores, 4)
     asked = []
     pooled = pool_top_units(units, fetched, memberships, 3, False, lambda u: asked.append(u.tolist()) or scores[u])
-    assert [p.table for p in pooled] == [1, 0, 2]
+    assert [p.table_id for p in pooled] == ["1", "0", "2"]
     assert as_tuples(pooled) == brute_force(unit_tables, scores, 3)
     assert sorted(asked[0]) == [0, 21, 22]  # the tied tables' own units only
 
@@ -105,10 +112,10 @@ def test_tables_of_one_joined_entry_are_settled_from_stored_scores_without_fetch
 def test_identical_single_unit_tables_keep_store_order():
     unit_tables = [[2], [0], [1]]
     scores = np.asarray([0.5, 0.5, 0.5], dtype=np.float32)
-    memberships = Memberships.from_lists(unit_tables, 3)
+    memberships = numbered(unit_tables, 3)
     units, fetched = top_n(scores, 3)
     pooled = pool_top_units(units, fetched, memberships, 2, True, lambda u: scores[u])
-    assert [p.table for p in pooled] == [2, 0]
+    assert [p.table_id for p in pooled] == ["2", "0"]
 
 
 @pytest.mark.parametrize(
@@ -120,6 +127,6 @@ def test_identical_single_unit_tables_keep_store_order():
 )
 def test_an_undecided_top_n_defers_to_pooling_every_unit(unit_tables, scores):
     scores = np.asarray(scores, dtype=np.float32)
-    memberships = Memberships.from_lists(unit_tables, 1 + max(t for ts in unit_tables for t in ts))
+    memberships = numbered(unit_tables, 1 + max(t for ts in unit_tables for t in ts))
     units, fetched = top_n(scores, 2)
     assert pool_top_units(units, fetched, memberships, 2, False, lambda u: scores[u]) is None

@@ -94,3 +94,13 @@ def test_a_value_only_the_lexical_index_holds_still_finds_its_table(hashing_embe
 
 def test_a_persisted_config_keeps_its_embedded_rows():
     assert PearlConfig.from_dict(PearlConfig(max_rows=10, embedded_rows=3).to_dict()).embedded_rows == 3
+
+
+def test_every_unit_carries_exactly_the_keys_unit_meta_declares(music_tables, hashing_embedding):
+    from typing import get_type_hints
+
+    from llama_index_pearl.corpus.units import UNIT_META_KEYS, UnitMeta
+
+    assert set(get_type_hints(UnitMeta)) == set(UNIT_META_KEYS)
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    assert {frozenset(u.metadata) for u in index.units} == {frozenset(UNIT_META_KEYS)}

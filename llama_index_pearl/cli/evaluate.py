@@ -19,6 +19,7 @@ from llama_index_pearl.cli.options import BuildArguments, build_arguments
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
+from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.evaluation.benchmark import (
     Benchmark,
     evaluate_rankings,
@@ -195,7 +196,7 @@ def _slot_metrics(
     matrix = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
     if matrix is None:
         return {}
-    tables = [list(u.metadata["table_ids"]) for u in units]
+    tables = [list(unit_meta(u)[TABLE_IDS]) for u in units]
     order = {u.node_id: i for i, u in enumerate(units)}
     slots = []
     for query in queries:

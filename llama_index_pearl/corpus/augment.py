@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit, schema_unit
+from llama_index_pearl.corpus.units import TABLE_IDS, UnitKind, make_unit, original_unit, schema_unit, unit_meta
 from llama_index_pearl.generation import (
     GeneratedQuery,
     GenerationCache,
@@ -104,7 +104,7 @@ def path_units(
         # All tables of a joined entry share its score, and max pooling breaks such ties by
         # ``table_ids`` order. Generated questions ask for attributes at the far end of the
         # chain (anchored at the first table), so list the far end first and walk back.
-        unit.metadata["table_ids"] = list(reversed(unit.metadata["table_ids"]))
+        unit_meta(unit)[TABLE_IDS] = list(reversed(unit_meta(unit)[TABLE_IDS]))
         return [unit]
     return [
         make_unit(UnitKind.IMPLICIT, [view], serializer, question=query.question, path_id=path.path_id)

@@ -35,7 +35,7 @@ from llama_index_pearl.corpus.augment import (
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import build_vector_index
-from llama_index_pearl.corpus.units import UnitKind
+from llama_index_pearl.corpus.units import KIND, UnitKind, unit_meta
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
@@ -166,7 +166,7 @@ def count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
     """Units per :class:`~llama_index_pearl.corpus.units.UnitKind` value, kinds with none left out."""
     counts = {kind.value: 0 for kind in UnitKind}
     for unit in units:
-        counts[unit.metadata["kind"]] += 1
+        counts[unit_meta(unit)[KIND]] += 1
     return {k: v for k, v in counts.items() if v}
 
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from llama_index.core.schema import BaseNode
 
+from llama_index_pearl.corpus.units import KIND, QUESTION, TABLE_IDS, unit_meta
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
@@ -32,8 +33,8 @@ class UnitInfo(NamedTuple):
 
     @classmethod
     def of(cls, unit: BaseNode) -> UnitInfo:
-        metadata = unit.metadata
-        return cls(metadata.get("kind"), list(metadata.get("table_ids", [])), metadata.get("question"))
+        meta = unit_meta(unit)
+        return cls(meta.get(KIND), list(meta.get(TABLE_IDS, [])), meta.get(QUESTION))
 
 
 @dataclass

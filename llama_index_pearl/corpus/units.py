@@ -14,7 +14,8 @@ retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 - ``random_view``: a random column subset without a question (ablation).
 
 Metadata is for people and for the retriever, never for the encoder: all keys are
-excluded from the embedded and the LLM text. ``lexical_only`` holds the view rows the
+excluded from the embedded and the LLM text. :class:`UnitMeta` declares its keys once; every
+module reads and writes them through these constants. ``lexical_only`` holds the view rows the
 embedded text leaves out (see ``PearlConfig.embedded_rows``): BM25 reads them
 (:func:`lexical_text`), the encoder does not.
 
@@ -27,16 +28,60 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from enum import Enum
+from typing import Final, TypedDict, cast
 
 from llama_index.core.schema import BaseNode, MetadataMode, TextNode
 
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer, TableView
 
-__all__ = ["LEXICAL_ONLY", "UnitKind", "lexical_text", "make_unit", "original_unit", "schema_unit", "unit_id"]
+__all__ = [
+    "COLUMNS",
+    "KIND",
+    "LEXICAL_ONLY",
+    "PATH_ID",
+    "QUESTION",
+    "TABLE_IDS",
+    "UNIT_META_KEYS",
+    "UnitKind",
+    "UnitMeta",
+    "lexical_text",
+    "make_unit",
+    "original_unit",
+    "schema_unit",
+    "unit_id",
+    "unit_meta",
+]
 
-# metadata key of the view rows that the embedded text leaves out: the lexical index reads them, the encoder does not
-LEXICAL_ONLY = "lexical_only"
+
+class UnitMeta(TypedDict):
+    """The metadata of every unit, one declaration of its keys (persisted in ``docstore.json``).
+
+    Args:
+        table_ids: The tables the unit stands for, in the order max pooling breaks ties by; Qdrant's
+            ``group_by`` field (:mod:`~llama_index_pearl.retrieval.grouped_search`).
+        kind: A :class:`UnitKind` value.
+        path_id: The join path the unit came from (``JoinPath.path_id``), else ``None``.
+        question: The generated question placed before the tables, else ``None``.
+        columns: Each table's columns in the unit's views.
+        lexical_only: The view rows the embedded text leaves out: the lexical index reads them, the encoder does not.
+    """
+
+    table_ids: list[str]
+    kind: str
+    path_id: str | None
+    question: str | None
+    columns: dict[str, list[str]]
+    lexical_only: str
+
+
+TABLE_IDS: Final = "table_ids"
+KIND: Final = "kind"
+PATH_ID: Final = "path_id"
+QUESTION: Final = "question"
+COLUMNS: Final = "columns"
+LEXICAL_ONLY: Final = "lexical_only"
+UNIT_META_KEYS = (TABLE_IDS, KIND, PATH_ID, QUESTION, COLUMNS, LEXICAL_ONLY)  # UnitMeta's keys (a test checks)
 
 _UNIT_NAMESPACE = uuid.UUID("6f1d8a52-4c3e-4b8e-9f0e-2d7c1a9b5e10")
 
@@ -85,18 +130,18 @@ def make_unit(
     embedded, lexical_only = serializer.texts(views, prefix=question)
     if question_only and question:
         embedded, lexical_only = question, "\n".join(part for part in (embedded, lexical_only) if part)
-    metadata = {
-        "table_ids": table_ids,
-        "kind": kind.value,
-        "path_id": path_id,
-        "question": question,
-        "columns": {v.table.id: list(v.column_names) for v in views},
+    metadata: UnitMeta = {
+        TABLE_IDS: table_ids,
+        KIND: kind.value,
+        PATH_ID: path_id,
+        QUESTION: question,
+        COLUMNS: {v.table.id: list(v.column_names) for v in views},
         LEXICAL_ONLY: lexical_only,
     }
     node = TextNode(
         id_=unit_id(kind, table_ids, key or (path_id or "") + (question or "")),
         text=embedded,
-        metadata=metadata,
+        metadata=dict(metadata),
     )
     node.excluded_embed_metadata_keys = list(metadata)
     node.excluded_llm_metadata_keys = list(metadata)
@@ -114,8 +159,13 @@ def schema_unit(table: Table, serializer: Serializer) -> TextNode:
     return make_unit(UnitKind.SCHEMA, [serializer.view(table)], serializer)
 
 
+def unit_meta(unit: BaseNode) -> UnitMeta:
+    """A unit's metadata as the typed :class:`UnitMeta` (every unit :func:`make_unit` made holds each key)."""
+    return cast(UnitMeta, unit.metadata)
+
+
 def lexical_text(unit: BaseNode) -> str:
     """What the lexical index reads of a unit: its embedded text, then the rows only the lexical index holds."""
     text = unit.get_content(metadata_mode=MetadataMode.EMBED)
-    extra = unit.metadata.get(LEXICAL_ONLY)
+    extra = unit_meta(unit).get(LEXICAL_ONLY)
     return f"{text}\n{extra}" if extra else text

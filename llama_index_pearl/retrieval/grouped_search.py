@@ -2,7 +2,7 @@
 
 Qdrant's ``query_points_groups`` groups points by a payload field and returns
 the best ``group_size`` points of each group, best groups first. Grouping units
-by ``table_ids`` (a list: a unit of a joined entry is a member of each of its
+by ``table_ids`` (a list: an explicit unit is a member of each of its
 tables' groups) is max-pooling done by the server: a group's best point is the
 table's pooled score, its second point the table's next-best unit, which orders
 tables tied on a shared unit exactly as :func:`~llama_index_pearl.retrieval.pooling.max_pool`.
@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from llama_index_pearl.corpus.units import TABLE_IDS
+from llama_index_pearl.retrieval.pooling import PooledTable, ranking_key
+
 __all__ = ["grouped_store", "grouped_top_k"]
 
 TIE_MARGIN = 8  # extra groups asked for, so that ties with the k-th table rarely need a second query
-GROUP_FIELD = "table_ids"
+GROUP_FIELD = TABLE_IDS  # the unit metadata key (corpus.units.UnitMeta) Qdrant's payload holds
 
 
 def grouped_store(store: Any) -> tuple[Any, str, str | None] | None:
@@ -55,7 +58,7 @@ def grouped_top_k(
     k: int,
     n_tables: int,
     order_key: Callable[[str, str], tuple[int, int]],
-) -> list[tuple[str, float, str]]:
+) -> list[PooledTable]:
     """The top-``k`` tables by pooled score, tied tables by next-best unit, from Qdrant's grouped search.
 
     Args:
@@ -66,7 +69,7 @@ def grouped_top_k(
         order_key: ``(table_id, unit_id) -> key`` ordering tables that tie on both scores (store order).
 
     Returns:
-        ``(table_id, score, unit_id)`` per table, best first.
+        The tables, best first (scores are cosines: no lexical evidence is added here).
     """
     client, collection, using = target
     limit = min(n_tables, k + TIE_MARGIN)
@@ -80,16 +83,15 @@ def grouped_top_k(
             group_size=2,
             with_payload=False,
         )
-        groups = [_pooled(str(g.id), g.hits, order_key) for g in response.groups if g.hits]
-        groups.sort(key=lambda g: (-g[1], -g[3], g[4]))
-        if len(groups) < limit or limit >= n_tables or len(groups) <= k or groups[-1][1] < groups[k - 1][1]:
-            return [(table, score, unit) for table, score, unit, _, _ in groups[:k]]
+        tables = [_pooled(str(g.id), g.hits, order_key) for g in response.groups if g.hits]
+        tables.sort(key=lambda t: (*ranking_key(t), order_key(t.table_id, t.unit_id)))
+        if len(tables) < limit or limit >= n_tables or len(tables) <= k or tables[-1].score < tables[k - 1].score:
+            return tables[:k]
         limit = min(n_tables, 2 * limit)
 
 
-def _pooled(table: str, hits: Sequence[Any], order_key: Callable[[str, str], tuple[int, int]]) -> tuple:
-    """``(table, score, unit, next-best score, store-order key)``; of equal-best units, the first in store order."""
+def _pooled(table: str, hits: Sequence[Any], order_key: Callable[[str, str], tuple[int, int]]) -> PooledTable:
+    """A group as a ranking record; of equal-best units, the first in store order."""
     best = float(hits[0].score)
     unit = min((str(h.id) for h in hits if float(h.score) == best), key=lambda u: order_key(table, u))
-    runner = float(hits[1].score) if len(hits) > 1 else float("-inf")
-    return table, best, unit, runner, order_key(table, unit)
+    return PooledTable(table, best, unit, best, float(hits[1].score) if len(hits) > 1 else None)

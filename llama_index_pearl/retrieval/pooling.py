@@ -6,10 +6,10 @@ max, so the first k distinct tables met are exactly the top-k tables. That is
 why a store that returns its top-n units in order lets the retriever stop as soon
 as k distinct tables are seen (and their ties settled, see below), and stays exact.
 
-Tables that share their best unit (the tables of one joined entry) tie on the
+Tables that share their best unit (the tables of one explicit unit) tie on the
 pooled score. The paper leaves their order open; we rank tied tables by their
-next-best unit, so that a joined entry matched by a question about one of its
-tables ranks that table (whose own original or sub-entry scores higher) first.
+next-best unit, so that an explicit unit matched by a question about one of its
+tables ranks that table (whose own original or implicit unit scores higher) first.
 Scores are unchanged.
 
 Pipeline step: retrieval (docs/architecture.md).
@@ -20,14 +20,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 __all__ = [
     "Memberships",
-    "Pooled",
-    "TableHit",
+    "PooledTable",
     "UnitHit",
     "fuse_lexical",
     "lexical_candidates",
@@ -37,29 +35,52 @@ __all__ = [
     "pool_best_units",
     "pool_top_units",
     "ranking_is_final",
+    "ranking_key",
 ]
 
 
 @dataclass(frozen=True)
 class UnitHit:
-    """One unit returned by the vector store."""
+    """One unit returned by the vector store.
+
+    Args:
+        unit_id: The unit.
+        table_ids: The tables it stands for.
+        score: Its score for the question: its cosine, or the cosine plus lexical evidence (:func:`fuse_lexical`).
+        cosine: Its cosine alone, when ``score`` is fused (``None``: ``score`` is the cosine).
+    """
 
     unit_id: str
     table_ids: Sequence[str]
     score: float
+    cosine: float | None = None
 
 
 @dataclass(frozen=True)
-class TableHit:
-    """One table's pooled score and the unit that gave it."""
+class PooledTable:
+    """One table of a ranking: the one record every search returns (FAISS, Qdrant's grouped search, other stores).
+
+    Args:
+        table_id: The table.
+        score: Its pooled score: the best score of the units that stand for it (cosine plus lexical evidence).
+        unit_id: The unit that gave ``score`` (of equal scores, the first in store order).
+        cosine: That unit's cosine with the question alone (``score`` without lexical evidence).
+        runner_up: The table's next-best unit score, where known: it orders tables tied on ``score``.
+    """
 
     table_id: str
     score: float
     unit_id: str
-    runner_up: float | None = None  # the table's next-best fetched unit, if any
+    cosine: float
+    runner_up: float | None = None
 
 
-def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[TableHit]:
+def ranking_key(table: PooledTable) -> tuple[float, float]:
+    """Sort key of a ranking: descending score, then descending next-best unit (a table without one last)."""
+    return -table.score, -(table.runner_up if table.runner_up is not None else float("-inf"))
+
+
+def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[PooledTable]:
     """Pool unit hits to tables by max score; tied tables by their next-best unit.
 
     Args:
@@ -72,20 +93,27 @@ def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[TableHit]:
         the store's order.
     """
     ordered = sorted(hits, key=lambda h: -h.score)  # stable: equal scores keep input order
-    best: dict[str, TableHit] = {}
+    best: dict[str, UnitHit] = {}
     runner_up: dict[str, float] = {}
     for hit in ordered:
         for table_id in hit.table_ids:
             if table_id not in best:
-                best[table_id] = TableHit(table_id, float(hit.score), hit.unit_id)
+                best[table_id] = hit
             elif table_id not in runner_up and hit.unit_id != best[table_id].unit_id:
                 runner_up[table_id] = float(hit.score)
-    tables = [replace(t, runner_up=runner_up.get(t.table_id)) for t in best.values()]
-    tables.sort(key=lambda t: (-t.score, -(t.runner_up if t.runner_up is not None else float("-inf"))))
+    tables = [
+        PooledTable(table_id, float(hit.score), hit.unit_id, float(_cosine(hit)), runner_up.get(table_id))
+        for table_id, hit in best.items()
+    ]
+    tables.sort(key=ranking_key)
     return tables[:k] if k is not None else tables
 
 
-def ranking_is_final(tables: Sequence[TableHit], k: int) -> bool:
+def _cosine(hit: UnitHit) -> float:
+    return hit.score if hit.cosine is None else hit.cosine
+
+
+def ranking_is_final(tables: Sequence[PooledTable], k: int) -> bool:
     """Whether the top ``k`` tables are final: pooling more (lower-scored) units cannot change them.
 
     ``tables`` is the full pooled list of a top-n fetch. Unfetched units score no
@@ -116,7 +144,7 @@ def fuse_lexical(hits: Iterable[UnitHit], lexical: Mapping[str, float], weight: 
         lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`).
         weight: Cosine gained by the best lexical match.
     """
-    return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0)) for h in hits]
+    return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0), cosine=_cosine(h)) for h in hits]
 
 
 def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, float], weight: float, k: int) -> list[str]:
@@ -158,16 +186,20 @@ def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, floa
 
 @dataclass(frozen=True)
 class Memberships:
-    """Unit -> tables and table -> units, as CSR arrays (units numbered in store order).
+    """Unit -> tables and table -> units, as CSR arrays (units numbered in store order), and the numbers' ids.
 
     Args:
+        unit_ids: The id of each unit number.
+        table_ids: The id of each table number.
         unit_ptr: ``unit_tables[unit_ptr[u]:unit_ptr[u + 1]]`` are unit ``u``'s tables, in its ``table_ids`` order.
         unit_tables: Table numbers.
         table_ptr: ``table_units[table_ptr[t]:table_ptr[t + 1]]`` are table ``t``'s units, ascending.
         table_units: Unit numbers.
-        table_unit_pos: For each entry of ``table_units``, the table's position in that unit's ``table_ids``.
+        table_unit_pos: For each item of ``table_units``, the table's position in that unit's ``table_ids``.
     """
 
+    unit_ids: Sequence[str]
+    table_ids: Sequence[str]
     unit_ptr: np.ndarray
     unit_tables: np.ndarray
     table_ptr: np.ndarray
@@ -175,17 +207,25 @@ class Memberships:
     table_unit_pos: np.ndarray
 
     @classmethod
-    def from_lists(cls, unit_table_lists: Sequence[Sequence[int]], n_tables: int) -> Memberships:
-        """Build both directions from each unit's table numbers (in its ``table_ids`` order)."""
+    def from_lists(
+        cls, unit_table_lists: Sequence[Sequence[int]], table_ids: Sequence[str], unit_ids: Sequence[str]
+    ) -> Memberships:
+        """Build both directions from each unit's table numbers (in its ``table_ids`` order).
+
+        Args:
+            unit_table_lists: Each unit's table numbers, by unit number.
+            table_ids: The id of each table number.
+            unit_ids: The id of each unit number.
+        """
         counts = np.fromiter((len(ts) for ts in unit_table_lists), dtype=np.int64, count=len(unit_table_lists))
         unit_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         unit_tables = np.fromiter((t for ts in unit_table_lists for t in ts), dtype=np.int64, count=int(unit_ptr[-1]))
         units = np.repeat(np.arange(len(unit_table_lists), dtype=np.int64), counts)
         positions = np.arange(len(unit_tables), dtype=np.int64) - np.repeat(unit_ptr[:-1], counts)
         order = np.lexsort((units, unit_tables))  # by table, then unit ascending
-        table_counts = np.bincount(unit_tables, minlength=n_tables)
+        table_counts = np.bincount(unit_tables, minlength=len(table_ids))
         table_ptr = np.concatenate([[0], np.cumsum(table_counts)]).astype(np.int64)
-        return cls(unit_ptr, unit_tables, table_ptr, units[order], positions[order])
+        return cls(unit_ids, table_ids, unit_ptr, unit_tables, table_ptr, units[order], positions[order])
 
     def tables_of(self, unit: int) -> np.ndarray:
         return self.unit_tables[self.unit_ptr[unit] : self.unit_ptr[unit + 1]]
@@ -193,15 +233,19 @@ class Memberships:
     def units_of(self, table: int) -> np.ndarray:
         return self.table_units[self.table_ptr[table] : self.table_ptr[table + 1]]
 
+    def pooled(self, table: int, score: float, unit: int, cosine: float, runner_up: float | None) -> PooledTable:
+        """The ranking record of table number ``table``, whose best unit is number ``unit``."""
+        return PooledTable(self.table_ids[table], score, self.unit_ids[unit], cosine, runner_up)
 
-@dataclass(frozen=True)
-class Pooled:
-    """One table of an exact ranking, by number: pooled score, the unit that gave it, next-best unit score."""
 
-    table: int
+@dataclass(slots=True)
+class _Seen:
+    """A table met while walking a top-n fetch: its best score and unit, when first met, its next-best score."""
+
     score: float
     unit: int
-    runner_up: float | None
+    order: int
+    runner_up: float | None = None
 
 
 def pool_top_units(
@@ -211,7 +255,8 @@ def pool_top_units(
     k: int,
     exhausted: bool,
     unit_scores: Callable[[np.ndarray], np.ndarray],
-) -> list[Pooled] | None:
+    cosines: np.ndarray | None = None,
+) -> list[PooledTable] | None:
     """The exact top-``k`` tables from a store's top-n units, or ``None`` when the top-n cannot tell.
 
     Unfetched units score at most the last fetched score ``s_n``, so tables whose
@@ -227,63 +272,76 @@ def pool_top_units(
         k: Tables wanted.
         exhausted: The fetch holds every unit of the store.
         unit_scores: Scores of any units for the same query (one call per tie group).
+        cosines: Each unit's cosine by unit number, when the scores are fused with lexical evidence
+            (``None``: the scores are the cosines).
 
     Returns:
         Tables as :func:`pool_all_units` ranks them; ``None`` when fewer than ``k``
         tables are seen or the ``k``-th table ties with ``s_n`` (pool every unit instead).
     """
-    seen: dict[int, list[Any]] = {}  # table -> [score, unit, first-seen order, runner_up]
+    seen: dict[int, _Seen] = {}
     for unit, score in zip(units.tolist(), scores.tolist()):
         for table in memberships.tables_of(unit).tolist():
-            entry = seen.get(table)
-            if entry is None:
-                seen[table] = [score, unit, len(seen), None]
-            elif entry[3] is None:
-                entry[3] = score
-    ranked = sorted(seen.items(), key=lambda item: (-item[1][0], item[1][2]))
+            met = seen.get(table)
+            if met is None:
+                seen[table] = _Seen(score, unit, len(seen))
+            elif met.runner_up is None:
+                met.runner_up = score
+    ranked = sorted(seen.items(), key=lambda item: (-item[1].score, item[1].order))
     last = float(scores[-1]) if len(scores) else float("-inf")
-    if not exhausted and (len(ranked) < k or ranked[k - 1][1][0] <= last):
+    if not exhausted and (len(ranked) < k or ranked[k - 1][1].score <= last):
         return None
-    cut = ranked[min(k, len(ranked)) - 1][1][0]
-    contenders = [(table, entry) for table, entry in ranked if entry[0] >= cut]
-    groups: dict[float, list[tuple[int, list[Any]]]] = {}
-    for table, entry in contenders:
-        groups.setdefault(entry[0], []).append((table, entry))
+    cut = ranked[min(k, len(ranked)) - 1][1].score
+    contenders = [(table, met) for table, met in ranked if met.score >= cut]
+    groups: dict[float, list[tuple[int, _Seen]]] = {}
+    for table, met in contenders:
+        groups.setdefault(met.score, []).append((table, met))
     if not exhausted:
         _settle([g for g in groups.values() if len(g) > 1], memberships, unit_scores)
-    contenders.sort(key=lambda item: (-item[1][0], -_or_minus_inf(item[1][3]), item[1][2]))
-    return [Pooled(table, entry[0], entry[1], entry[3]) for table, entry in contenders[:k]]
+    contenders.sort(key=lambda item: (-item[1].score, -_or_minus_inf(item[1].runner_up), item[1].order))
+    cosine = _cosine_of(cosines)
+    return [memberships.pooled(t, m.score, m.unit, cosine(m.unit, m.score), m.runner_up) for t, m in contenders[:k]]
 
 
-def _settle(groups: list[list[tuple[int, list[Any]]]], memberships: Memberships, unit_scores: Callable) -> None:
+def _settle(groups: list[list[tuple[int, _Seen]]], memberships: Memberships, unit_scores: Callable) -> None:
     """Exact next-best scores of tie groups, in one ``unit_scores`` call.
 
     A group with any next-best unit missing from the fetch is computed whole, so
     that its members are compared on scores computed alike.
     """
-    open_groups = [g for g in groups if any(e[3] is None and len(memberships.units_of(t)) > 1 for t, e in g)]
+    open_groups = [g for g in groups if any(m.runner_up is None and len(memberships.units_of(t)) > 1 for t, m in g)]
     if not open_groups:
         return
     own = {t: memberships.units_of(t).tolist() for g in open_groups for t, _ in g}
     wanted = list(dict.fromkeys(u for units in own.values() for u in units))
     score_of = dict(zip(wanted, np.asarray(unit_scores(np.asarray(wanted, dtype=np.int64))).tolist()))
     for group in open_groups:
-        for table, entry in group:
+        for table, met in group:
             ranked = sorted((score_of[u] for u in own[table]), reverse=True)
-            entry[3] = ranked[1] if len(ranked) > 1 else None
+            met.runner_up = ranked[1] if len(ranked) > 1 else None
+
+
+def _cosine_of(cosines: np.ndarray | None) -> Callable[[int, float], float]:
+    """``(unit number, its score) -> its cosine``: read from ``cosines``, or the score itself when ``None``."""
+    if cosines is None:
+        return lambda unit, score: score
+    return lambda unit, score: float(cosines[unit])
 
 
 def _or_minus_inf(value: float | None) -> float:
     return float("-inf") if value is None else value
 
 
-def pool_all_units(scores: np.ndarray, memberships: Memberships, k: int) -> list[Pooled]:
+def pool_all_units(
+    scores: np.ndarray, memberships: Memberships, k: int, cosines: np.ndarray | None = None
+) -> list[PooledTable]:
     """Exact top-``k`` tables from every unit's score (vectorized ``max_pool`` over all units in store order).
 
     Args:
         scores: One score per unit number.
         memberships: Unit <-> table arrays.
         k: Tables wanted.
+        cosines: Each unit's cosine, when ``scores`` are fused with lexical evidence (``None``: the scores).
     """
     counts = np.diff(memberships.table_ptr)
     tables = np.flatnonzero(counts)
@@ -301,36 +359,45 @@ def pool_all_units(scores: np.ndarray, memberships: Memberships, k: int) -> list
     runner[counts[tables] == 1] = -np.inf
     best_unit = memberships.table_units[first]
     order = np.lexsort((memberships.table_unit_pos[first], best_unit, -runner, -best))[:k]
+    cosine = _cosine_of(cosines)
     return [
-        Pooled(int(tables[i]), float(best[i]), int(best_unit[i]), None if runner[i] == -np.inf else float(runner[i]))
+        memberships.pooled(
+            int(tables[i]),
+            float(best[i]),
+            int(best_unit[i]),
+            cosine(int(best_unit[i]), float(best[i])),
+            None if runner[i] == -np.inf else float(runner[i]),
+        )
         for i in order
     ]
 
 
-def pool_best_units(scores: np.ndarray, memberships: Memberships, k: int, fetch: int) -> list[Pooled]:
+def pool_best_units(
+    scores: np.ndarray, memberships: Memberships, k: int, fetch: int, cosines: np.ndarray | None = None
+) -> list[PooledTable]:
     """Exact top-``k`` tables from every unit's score, pooling only the best units.
 
     The ranking of :func:`pool_all_units` (tables, scores, matched units; a runner-up
     only where a tie needs it), but only a partial sort (linear, vectorized)
     touches every unit: the best ``fetch`` units are pooled by :func:`pool_top_units`
     (the score of any unit is at hand for tie-breaks), four times as many while
-    they cannot decide, every unit at the last. On the 100,000-unit synthetic index
-    of ``benchmarks/latency.py`` (2-core machine), pooling every unit took 8.8-9.9 ms
-    p50, this 0.4-0.7 ms, for the same tables, scores and matched units.
+    they cannot decide, every unit at the last: on 100,000 units, a tenth of the time of pooling every
+    unit (``benchmarks/README.md``, "Query latency").
 
     Args:
         scores: One score per unit number.
         memberships: Unit <-> table arrays.
         k: Tables wanted.
         fetch: Units pooled in the first round.
+        cosines: Each unit's cosine, when ``scores`` are fused with lexical evidence (``None``: the scores).
     """
     n = len(scores)
     m = max(1, fetch)
     while m < n:
         best = np.argpartition(-scores, m - 1)[:m]
         best = best[np.lexsort((best, -scores[best]))]  # by descending score, equal scores by unit number
-        pooled = pool_top_units(best, scores[best], memberships, k, False, lambda wanted: scores[wanted])
+        pooled = pool_top_units(best, scores[best], memberships, k, False, lambda wanted: scores[wanted], cosines)
         if pooled is not None:
             return pooled
         m = next_fetch_size(m, n)
-    return pool_all_units(scores, memberships, k)
+    return pool_all_units(scores, memberships, k, cosines)

@@ -12,27 +12,19 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import networkx as nx
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.retrieval.pooling import PooledTable
 
-__all__ = ["HINT_CACHE_SIZE", "Hit", "ResultNodes", "UnitInfo"]
+__all__ = ["HINT_CACHE_SIZE", "ResultNodes", "UnitInfo"]
 
 _TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 HINT_CACHE_SIZE = 4096  # result sets
-
-
-class Hit(NamedTuple):
-    """One retrieved table: its fused score, the unit that gave it and that unit's cosine alone."""
-
-    table_id: str
-    score: float
-    unit_id: str
-    cosine: float
 
 
 class ResultNodes:
@@ -62,22 +54,22 @@ class ResultNodes:
         return node_id
 
     def nodes(
-        self, hits: Sequence[Hit], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
+        self, ranked: Sequence[PooledTable], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
     ) -> list[NodeWithScore]:
         """One ``NodeWithScore`` per hit, the join hints of this result set in each node's metadata.
 
         Args:
-            hits: The retrieved tables, best first.
+            ranked: The retrieved tables, best first.
             units: What each matched unit is.
             include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
         """
-        hints = self._join_hints(tuple(hit.table_id for hit in hits))
+        hints = self._join_hints(tuple(table.table_id for table in ranked))
         return [
             NodeWithScore(
-                node=self._node(hit, units, hints_for_table(hints, hit.table_id), include_join_hints_in_text),
-                score=hit.score,
+                node=self._node(table, units, hints_for_table(hints, table.table_id), include_join_hints_in_text),
+                score=table.score,
             )
-            for hit in hits
+            for table in ranked
         ]
 
     def _join_hints(self, table_ids: tuple[str, ...]) -> list[JoinHint]:
@@ -107,7 +99,7 @@ class ResultNodes:
         return {"tables": list(data["tables"]), "via": data["via"], "hops": hops, "alternatives": alternatives}
 
     def _node(
-        self, hit: Hit, units: Mapping[str, UnitInfo], hints: list[JoinHint], include_join_hints_in_text: bool
+        self, hit: PooledTable, units: Mapping[str, UnitInfo], hints: list[JoinHint], include_join_hints_in_text: bool
     ) -> TextNode:
         unit = units.get(hit.unit_id, UnitInfo(None, [], None))
         metadata = {

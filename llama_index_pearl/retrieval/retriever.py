@@ -47,8 +47,10 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from llama_index_pearl.corpus.stores import normalise
+from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import (
+    PooledTable,
     UnitHit,
     fuse_lexical,
     lexical_candidates,
@@ -56,7 +58,6 @@ from llama_index_pearl.retrieval.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.retrieval.result_nodes import Hit
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
@@ -188,12 +189,12 @@ class PearlRetriever(BaseRetriever):
             hits = yield from self._pooled(state, QueryBundle(query_str=question, embedding=embedding), k)
         return state.nodes.nodes(hits, state.units, self._include_join_hints_in_text)
 
-    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[Hit]:
+    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[PooledTable]:
         boost = state.lexical_boost(question, self._lexical_weight)
         query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         return state.search_many(query, k, self._first_fetch(len(state.unit_ids), k), [boost])[0]
 
-    def _pooled(self, state: RetrievalState, query: QueryBundle, k: int) -> Generator[Step, Any, list[Hit]]:
+    def _pooled(self, state: RetrievalState, query: QueryBundle, k: int) -> Generator[Step, Any, list[PooledTable]]:
         """Qdrant's grouped search, or pooling rounds over a generic store's top units."""
         lexical: dict[str, float] = {}
         if self._lexical_weight > 0:
@@ -211,7 +212,7 @@ class PearlRetriever(BaseRetriever):
 
     def _pool_round(
         self, fetched: list[UnitHit], lexical: dict[str, float], fetch: int, n_units: int, k: int
-    ) -> list[Hit] | None:
+    ) -> list[PooledTable] | None:
         """One round of the generic path: the top-k tables once final, ``None`` to fetch more.
 
         A generic store cannot say what an unfetched unit's cosine is, so while one could be lifted
@@ -223,8 +224,7 @@ class PearlRetriever(BaseRetriever):
         exhausted = len(fetched) < fetch or fetch >= n_units
         if not (exhausted or (settled and ranking_is_final(tables, k))):
             return None
-        cosine = {hit.unit_id: hit.score for hit in fetched}
-        return [Hit(t.table_id, t.score, t.unit_id, cosine[t.unit_id]) for t in tables[:k]]
+        return tables[:k]
 
     # -------------------------------------------------------------- drivers
     @dispatcher.span
@@ -291,8 +291,8 @@ class PearlRetriever(BaseRetriever):
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
         node = node_with_score.node
         unit = self._index.unit(node.node_id)
-        metadata = unit.metadata if unit is not None else node.metadata
-        return UnitHit(node.node_id, list(metadata.get("table_ids", [])), float(node_with_score.score or 0.0))
+        meta = unit_meta(unit if unit is not None else node)
+        return UnitHit(node.node_id, list(meta.get(TABLE_IDS, [])), float(node_with_score.score or 0.0))
 
     # ---------------------------------------------------------------- batch
     @dispatcher.span

@@ -36,9 +36,15 @@ from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import PearlFaissStore
 from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
 from llama_index_pearl.retrieval.lexical import LexicalScorer
-from llama_index_pearl.retrieval.pooling import Memberships, Pooled, next_fetch_size, pool_best_units, pool_top_units
+from llama_index_pearl.retrieval.pooling import (
+    Memberships,
+    PooledTable,
+    next_fetch_size,
+    pool_best_units,
+    pool_top_units,
+)
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
-from llama_index_pearl.retrieval.result_nodes import Hit, ResultNodes, UnitInfo
+from llama_index_pearl.retrieval.result_nodes import ResultNodes, UnitInfo
 from llama_index_pearl.storage.state import IndexState
 
 __all__ = ["RetrievableIndex", "RetrievalState"]
@@ -91,7 +97,7 @@ class RetrievalState:
         number = {table_id: i for i, table_id in enumerate(self.table_ids)}
         self.units: dict[str, UnitInfo] = {u: catalog.get(u, UnitInfo(None, [], None)) for u in self.unit_ids}
         lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
-        self.memberships = Memberships.from_lists(lists, len(self.table_ids))
+        self.memberships = Memberships.from_lists(lists, self.table_ids, self.unit_ids)
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
         self.nodes = ResultNodes(index.join_graph, index.table_text)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
@@ -149,7 +155,7 @@ class RetrievalState:
     # ---------------------------------------------------------------- search
     def search_many(
         self, queries: np.ndarray, k: int, fetch: int, boosts: Sequence[np.ndarray | None] | None = None
-    ) -> list[list[Hit]]:
+    ) -> list[list[PooledTable]]:
         """Exact top-``k`` tables per query embedding (default FAISS store only).
 
         Args:
@@ -174,7 +180,7 @@ class RetrievalState:
                 results[i] = self._pool(vectors[i], scores[row], units[row], k)
         return results
 
-    def _pool(self, query: np.ndarray, scores: np.ndarray, units: np.ndarray, k: int) -> list[Hit]:
+    def _pool(self, query: np.ndarray, scores: np.ndarray, units: np.ndarray, k: int) -> list[PooledTable]:
         assert self.view is not None
         view = self.view
         kept = units >= 0
@@ -190,35 +196,23 @@ class RetrievalState:
         )
         if pooled is None:
             return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
-        return self.hits(pooled)
+        return pooled
 
-    def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[Hit]:
+    def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[PooledTable]:
         """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first."""
         assert self.view is not None
         cosines = self.view.all_scores(query)
-        fused = cosines + boost if boost is not None else cosines
-        return self.hits(pool_best_units(fused, self.memberships, k, fetch), cosines)
+        if boost is None:
+            return pool_best_units(cosines, self.memberships, k, fetch)
+        return pool_best_units(cosines + boost, self.memberships, k, fetch, cosines)
 
-    def search_grouped(self, query: Sequence[float], k: int) -> list[Hit]:
+    def search_grouped(self, query: Sequence[float], k: int) -> list[PooledTable]:
         """Exact top-``k`` tables pooled by Qdrant's grouped search (module ``grouped_search``)."""
         assert self.grouped is not None
-        found = grouped_top_k(self.grouped, query, k, len(self.table_ids), self._store_order)
-        return [Hit(table, score, unit, score) for table, score, unit in found]
+        return grouped_top_k(self.grouped, query, k, len(self.table_ids), self._store_order)
 
     def _store_order(self, table_id: str, unit_id: str) -> tuple[int, int]:
         """Where ``max_pool`` over units in store order would meet this table first (fully tied tables)."""
         tables = self.units[unit_id].table_ids if unit_id in self.units else []
         position = tables.index(table_id) if table_id in tables else 0
         return self._unit_number.get(unit_id, len(self.unit_ids)), position
-
-    def hits(self, pooled: Sequence[Pooled], cosines: np.ndarray | None = None) -> list[Hit]:
-        """Pooled results as hits; ``cosines`` by unit number when the pooled scores are fused."""
-        return [
-            Hit(
-                self.table_ids[p.table],
-                p.score,
-                self.unit_ids[p.unit],
-                float(cosines[p.unit]) if cosines is not None else p.score,
-            )
-            for p in pooled
-        ]

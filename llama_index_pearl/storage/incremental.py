@@ -36,7 +36,7 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import build_augmented_units, star_units, table_units
 from llama_index_pearl.corpus.build import selection_budget, split_for_generator
 from llama_index_pearl.corpus.stores import embedded
-from llama_index_pearl.corpus.units import UnitKind
+from llama_index_pearl.corpus.units import KIND, PATH_ID, TABLE_IDS, UnitKind, unit_meta
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
@@ -335,7 +335,7 @@ def _restar(index: UpdatableIndex, corpus: Sequence[Table], change: IndexChange)
         return
     stars = star_units(join_stars(change.join_graph), {t.id: t for t in corpus}, index.serializer)
     wanted = {u.node_id for u in stars}
-    held = {u.node_id for u in index.units if u.metadata.get("kind") == UnitKind.STAR.value}
+    held = {u.node_id for u in index.units if unit_meta(u)[KIND] == UnitKind.STAR.value}
     change.units.extend(u for u in stars if u.node_id not in held)
     change.removed_units.extend(sorted(held - wanted))
 
@@ -418,9 +418,7 @@ def plan_delete(index: UpdatableIndex, table_id: str, *, allow_empty: bool = Fal
     graph, removed_paths = drop_table(index.join_graph, table_id)
     dead_paths = {p.path_id for p in removed_paths}
     doomed = [
-        u.node_id
-        for u in index.units
-        if table_id in u.metadata.get("table_ids", []) or u.metadata.get("path_id") in dead_paths
+        u.node_id for u in index.units if table_id in unit_meta(u)[TABLE_IDS] or unit_meta(u)[PATH_ID] in dead_paths
     ]
     report = UpdateReport(removed_tables=[table_id], removed_paths=sorted(dead_paths), removed_units=len(doomed))
     return IndexChange(removed_tables=[table_id], removed_units=doomed, join_graph=graph, report=report)

@@ -23,6 +23,8 @@ from typing import Any
 import networkx as nx
 from llama_index.core.schema import BaseNode
 
+from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+
 __all__ = [
     "IndexFileError",
     "check_digests",
@@ -130,9 +132,9 @@ def check_units(path: Path, units: Iterable[BaseNode], table_ids: set[str], expe
     with reading(path):
         for unit in units:
             count += 1
-            ids = unit.metadata.get("table_ids")
+            ids = unit_meta(unit).get(TABLE_IDS)
             if not isinstance(ids, list) or not ids:
-                raise IndexFileError(path, f"unit {unit.node_id} has no table_ids")
+                raise IndexFileError(path, f"unit {unit.node_id} has no {TABLE_IDS}")
             unknown = [t for t in ids if t not in table_ids]
             if unknown:
                 raise IndexFileError(path, f"unit {unit.node_id} names table(s) {unknown} absent from tables.jsonl")
