@@ -32,7 +32,7 @@ def main() -> None:
     missed, unused, examples = Counter(), Counter(), []
     for query in bench.queries:
         gold = gold_join_pairs(query.sql, query.db, schema) if query.sql and query.db else set()
-        if query.hops < 2 or not gold:
+        if query.n_tables < 2 or not gold:
             continue
         ranked = [n.node.metadata["table_id"] for n in retriever.retrieve(query.question)]
         if not set(query.gold_tables) <= set(ranked):

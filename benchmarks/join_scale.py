@@ -11,7 +11,7 @@ same lake vary by +-25%, which is more than the growth target's margin.
 Embedding uses :class:`benchmarks.datalake.HashingEmbedding` (hashed character
 trigrams) so the encoder is not what is measured; its time is reported
 separately and excluded from ``discover_s``. Recall is the share of planted
-foreign keys found as explicit column-pair edges with f >= tau_2h.
+foreign keys found as explicit column-pair edges with f >= tau_2.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 def run_one(n_tables: int, seed: int) -> dict[str, float]:
     """Generate a lake of ``n_tables`` tables and time discovery on it."""
     from benchmarks.datalake import HashingEmbedding, generate_datalake
-    from llama_index_pearl.joins import TAU_2H, discover_join_paths
+    from llama_index_pearl.joins import TAU_2, discover_join_paths
 
     start = time.perf_counter()
     tables, planted = generate_datalake(n_tables, seed=seed)
@@ -44,7 +44,7 @@ def run_one(n_tables: int, seed: int) -> dict[str, float]:
     found = {
         frozenset(((e.left_table, e.left_column), (e.right_table, e.right_column)))
         for e in result.edges
-        if e.explicit and e.passes(TAU_2H)
+        if e.explicit and e.passes(TAU_2)
     }
     gold = {frozenset(((p.table, p.column), (p.ref_table, p.ref_column))) for p in planted}
     hits = len(found & gold)

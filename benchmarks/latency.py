@@ -13,7 +13,7 @@ as p50/p95/p99 in ms, plus ``b - a`` of the medians. ``--sql-adapter`` adds (d) 
 table retriever (``index.as_sql_table_retriever`` over a SQLite database of the tables, join keys on),
 on the same precomputed embeddings as (c), and its overhead over (c) per question (p50 of the paired
 differences). ``--synthetic N`` adds (c) on
-an index of N random unit vectors (one original unit per table, joined entries
+an index of N random unit vectors (one original unit per table, explicit units
 of 2-3 tables), searched with random queries, once sharing no word with the
 units (the top-n search) and once naming two of their words (lexical evidence:
 every vector scored, the best fused units pooled), beside the FAISS search alone and
@@ -132,7 +132,7 @@ class RandomEmbedding(VectorEmbedding):
 
 
 def synthetic_index(n_units: int, dim: int = 384, seed: int = 0) -> PearlTableIndex:
-    """``n_units`` random unit vectors: one original per table (a quarter of the units), the rest joined entries."""
+    """``n_units`` random unit vectors: one original per table (a quarter of the units), the rest explicit units."""
     rng = np.random.default_rng(seed)
     n_tables = n_units // 4
     frames = {f"t{i}": pd.DataFrame({"id": [i], "name": [f"row {i}"]}) for i in range(n_tables)}

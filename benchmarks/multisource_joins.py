@@ -9,7 +9,7 @@ schema in every source (``customers``, ``orders``, ... with 1..n ids), so
 same-named keys of different sources overlap by chance; the only real
 cross-source links are natural keys (emails, ISBNs, country codes) into shared
 reference sources. Precision and recall are over unordered table pairs of
-explicit edges with f >= tau_2h, against the planted keys, for three settings:
+explicit edges with f >= tau_2, against the planted keys, for three settings:
 provenance with ``cross_source_joins="evidence"`` (the default), provenance
 with ``"never"``, and no provenance (every ``Table.source`` cleared: the
 paper's unified pool). Embeddings: the bundled MiniLM.
@@ -34,11 +34,11 @@ def score(tables: list, planted: list, policy: str, embed_model: object, source:
     ``source`` maps table ids to their true source, so that cross-source recall is
     measured the same way when discovery ran without provenance.
     """
-    from llama_index_pearl.joins import TAU_2H, discover_join_paths
+    from llama_index_pearl.joins import TAU_2, discover_join_paths
     from llama_index_pearl.joins.evaluate import prf
 
     result = discover_join_paths(tables, embed_model, cross_source_joins=policy)
-    found = {frozenset(e.tables) for e in result.edges if e.explicit and e.passes(TAU_2H)}
+    found = {frozenset(e.tables) for e in result.edges if e.explicit and e.passes(TAU_2)}
     gold = {frozenset((p.table, p.ref_table)) for p in planted}
     cross_gold = {g for g in gold if len({source[t] for t in g}) > 1}
     metrics = prf(found, gold)

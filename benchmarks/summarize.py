@@ -15,7 +15,7 @@ def row(path: Path) -> str | None:
         return None
     metrics = result["metrics"]
     cells = [f"{metrics['all'][c]:.2f}" if c in metrics["all"] else "–" for c in COLUMNS]
-    three = metrics.get("3hop", {})
+    three = metrics.get("3 tables", {})
     cells += [f"{three[c]:.2f}" if c in three else "–" for c in ("R@2", "R@5")]
     units = result.get("n_units", "")
     head = f"| {path.stem} | {units} | {result['index_seconds']:.0f} | {result['query_latency_ms']['p50']:.1f} | "
@@ -23,7 +23,7 @@ def row(path: Path) -> str | None:
 
 
 def main(paths: list[str]) -> None:
-    print("| run | units | index s | p50 ms | " + " | ".join(COLUMNS) + " | 3hop R@2 | 3hop R@5 |")
+    print("| run | units | index s | p50 ms | " + " | ".join(COLUMNS) + " | 3 tables R@2 | 3 tables R@5 |")
     print("|---" * (4 + len(COLUMNS) + 2) + "|")
     for name in paths:
         line = row(Path(name))

@@ -1,7 +1,7 @@
 """Text-to-SQL answers measured end to end: LlamaIndex's NLSQLRetriever with four table retrievers.
 
 On a fixed, seeded sample of a SQL benchmark folder's questions (every question of 3+ tables, the
-rest stratified by hops, proportionally), the same LLM writes SQL through LlamaIndex's
+rest stratified by table count, proportionally), the same LLM writes SQL through LlamaIndex's
 ``NLSQLRetriever`` (its default text-to-SQL prompt and SQL parser), with the same encoder and k,
 given the tables of one of these conditions:
 
@@ -70,14 +70,14 @@ MAX_PERMUTED_COLUMNS = 5
 
 # ---------------------------------------------------------------- sample
 def sample_questions(queries: Sequence[BenchQuery], n: int, seed: int) -> list[BenchQuery]:
-    """Every question of 3+ tables, the rest of ``n`` drawn per hop count in proportion; shuffled (seeded)."""
+    """Every question of 3+ tables, the rest of ``n`` drawn per table count in proportion; shuffled (seeded)."""
     rng = random.Random(seed)
     with_sql = [q for q in queries if q.sql and q.db]
-    chosen = [q for q in with_sql if q.hops >= 3]
+    chosen = [q for q in with_sql if q.n_tables >= 3]
     strata: dict[int, list[BenchQuery]] = {}
     for q in with_sql:
-        if q.hops < 3:
-            strata.setdefault(q.hops, []).append(q)
+        if q.n_tables < 3:
+            strata.setdefault(q.n_tables, []).append(q)
     rest, total = max(0, n - len(chosen)), sum(len(s) for s in strata.values())
     quotas = {h: rest * len(s) / total for h, s in strata.items()} if total else {}
     counts = {h: int(v) for h, v in quotas.items()}
@@ -85,7 +85,7 @@ def sample_questions(queries: Sequence[BenchQuery], n: int, seed: int) -> list[B
         counts[h] += 1  # largest remainders
     for h, members in sorted(strata.items()):
         chosen += rng.sample(members, min(counts[h], len(members)))
-    rng.shuffle(chosen)  # --limit N takes a mix of hop counts
+    rng.shuffle(chosen)  # --limit N takes a mix of table counts
     return chosen
 
 
@@ -329,7 +329,7 @@ class Condition:
             self.retriever.gold = query.gold_tables
         started = time.perf_counter()
         self.llm.last, self.recorded.tables = {}, []
-        record: dict[str, Any] = {"id": query.id, "hops": query.hops, "condition": self.name}
+        record: dict[str, Any] = {"id": query.id, "n_tables": query.n_tables, "condition": self.name}
         try:
             sql: str | None = self.nl_sql.retrieve_with_metadata(query.question)[1]["sql_query"]
         except NotCached:
@@ -359,8 +359,8 @@ class Condition:
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     groups: dict[str, Callable[[dict[str, Any]], bool]] = {
-        "single": lambda r: r["hops"] == 1,
-        "multi": lambda r: r["hops"] >= 2,
+        "single": lambda r: r["n_tables"] == 1,
+        "multi": lambda r: r["n_tables"] >= 2,
         "all": lambda r: True,
     }
     result = {}
@@ -425,8 +425,8 @@ def main() -> None:
 
     bench = load_benchmark(args.bench)
     questions = sample_questions(bench.queries, args.n, args.seed)[: args.limit]
-    hops = Counter(min(q.hops, 3) for q in questions)
-    print(f"{bench.name}: {len(questions)} questions (hops 1/2/3+: {hops[1]}/{hops[2]}/{hops[3]})", flush=True)
+    sizes = Counter(min(q.n_tables, 3) for q in questions)
+    print(f"{bench.name}: {len(questions)} questions (tables 1/2/3+: {sizes[1]}/{sizes[2]}/{sizes[3]})", flush=True)
     judge = Judge(bench, args.work / bench.name, args.sql_timeout)
     embed_model = default_embed_model()
     retrievers = table_retrievers(conditions, bench, judge.database, args.k, embed_model)

@@ -39,7 +39,7 @@ class Variant:
 
     original_rows: int = DEFAULT_MAX_ROWS  # the whole-table unit
     schema_rows: int | None = None  # one more unit per table with this many rows (None: no schema units)
-    unit_rows: int = DEFAULT_MAX_ROWS  # generated units (joined entries, sub-entries, single-hop)
+    unit_rows: int = DEFAULT_MAX_ROWS  # generated units (explicit, implicit, single_hop)
     lexical_rows: int | None = DEFAULT_MAX_ROWS  # rows BM25 reads per view (None: the dense text only)
     source: bool = True  # "Table: name (database source)"
 
@@ -91,7 +91,7 @@ def _views(index: PearlTableIndex, unit: Any, source: bool) -> list[TableView]:
     meta, tables = unit.metadata, index.tables
     ids = list(meta["table_ids"])
     if meta["kind"] == "explicit":
-        ids.reverse()  # joined entries list the far end first; the text runs in path order
+        ids.reverse()  # explicit units list the far end first; the text runs in path order
     if meta["kind"] in ("explicit", "implicit"):
         path = next(p for p in index.join_paths if p.path_id == meta["path_id"])
         rows = reorder_rows_for_path(path, tables, DEFAULT_MAX_ROWS)

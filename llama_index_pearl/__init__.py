@@ -1,4 +1,4 @@
-"""llama-index-pearl: PEARL multi-hop table retrieval for LlamaIndex.
+"""llama-index-pearl: PEARL table retrieval for LlamaIndex: the tables a question needs, and how they join.
 
 The public names are loaded on first use (PEP 562): ``import llama_index_pearl`` and
 ``pearl --version`` need neither LlamaIndex nor an encoder, while

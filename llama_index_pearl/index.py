@@ -52,7 +52,7 @@ from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.storage.locks import ReadWriteLock, holding
 from llama_index_pearl.storage.persistence import load_index, persist_index
-from llama_index_pearl.tables.sources import TableSource
+from llama_index_pearl.tables.sources import TablesInput
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import finite_query_vector
 from llama_index_pearl.text.serialization import Serializer
@@ -126,7 +126,7 @@ class PearlTableIndex:
     @classmethod
     def from_tables(
         cls,
-        tables: TableSource,
+        tables: TablesInput,
         *,
         config: PearlConfig | None = None,
         embed_model: BaseEmbedding | None = None,
@@ -175,7 +175,7 @@ class PearlTableIndex:
         return cls(**vars(built))
 
     @classmethod
-    async def afrom_tables(cls, tables: TableSource, **kwargs: Any) -> PearlTableIndex:
+    async def afrom_tables(cls, tables: TablesInput, **kwargs: Any) -> PearlTableIndex:
         """:meth:`from_tables` on a thread of its own: the event loop goes on while the index builds.
 
         Args:
@@ -187,7 +187,7 @@ class PearlTableIndex:
     @classmethod
     def estimate_cost(
         cls,
-        tables: TableSource,
+        tables: TablesInput,
         *,
         config: PearlConfig | None = None,
         embed_model: BaseEmbedding | None = None,
@@ -375,7 +375,7 @@ class PearlTableIndex:
     # -------------------------------------------------------------- updates
     @dispatcher.span
     def insert_tables(
-        self, tables: TableSource, *, replace: bool = False, show_progress: bool = False, **overrides: Any
+        self, tables: TablesInput, *, replace: bool = False, show_progress: bool = False, **overrides: Any
     ) -> UpdateReport:
         """Add tables without rebuilding (paper appendix C.3).
 
@@ -405,7 +405,7 @@ class PearlTableIndex:
         with holding(self._update_lock, self.lock_timeout, "another update of the index to finish"):
             return insert_tables(self, tables, self._config.for_update(**overrides), replace, show_progress)
 
-    async def ainsert_tables(self, tables: TableSource, **kwargs: Any) -> UpdateReport:
+    async def ainsert_tables(self, tables: TablesInput, **kwargs: Any) -> UpdateReport:
         """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.
 
         Args:
@@ -680,7 +680,7 @@ def _graph_of(tables: Mapping[str, Table]) -> nx.Graph:
     return graph
 
 
-def _traced_build(tables: TableSource, config: PearlConfig, **kwargs: Any) -> IndexParts:
+def _traced_build(tables: TablesInput, config: PearlConfig, **kwargs: Any) -> IndexParts:
     return build_corpus(tables, config, **kwargs)
 
 

@@ -59,7 +59,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     result = json.loads(out.read_text())
     assert {"bench", "method", "n_tables", "n_units", "index_seconds", "query_latency_ms", "metrics"} <= set(result)
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
-    assert set(result["metrics"]) == {"all", "1hop", "3hop", "multi"}
+    assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
     assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3

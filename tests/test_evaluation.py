@@ -6,7 +6,7 @@ import pytest
 
 from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_slot_rankings, recall_at_k, slot_rankings
 
-# units: a joined entry naming A, B and C; A's and B's own originals; C has no unit of its own but the entry
+# units: an explicit unit naming A, B and C; A's and B's own originals; C has no unit of its own but the explicit unit
 TABLES = [["C", "B", "A"], ["A"], ["B"], ["D"]]
 SCORES = [0.9, 0.5, 0.7, 0.6]
 
@@ -17,7 +17,7 @@ def test_recall_at_k_counts_gold_tables_in_the_top_k():
 
 def test_slot_ranking_reranks_the_top_k_units_tables_by_their_own_best_unit():
     ranked = slot_rankings(SCORES, TABLES, ks=(1, 2))
-    # top-1 unit is the joined entry: its tables re-ranked by own units (B 0.7, A 0.5), C by the entry itself
+    # top-1 unit is the explicit unit: its tables re-ranked by own units (B 0.7, A 0.5), C by the explicit unit itself
     assert ranked[1] == ["C", "B", "A"]
     assert ranked[2] == ["C", "B", "A"]  # the 2nd unit (B, 0.7) adds no table
 
@@ -25,7 +25,7 @@ def test_slot_ranking_reranks_the_top_k_units_tables_by_their_own_best_unit():
 def test_slot_recall_credits_each_gold_table_only_for_its_own_rank():
     query = BenchQuery("q", "?", ("A", "B"), 2)
     at = {k: evaluate_slot_rankings([query], [slot_rankings(SCORES, TABLES, ks=(k,))], ks=(k,)) for k in (1, 3)}
-    # the joined entry at rank 1 names A and B, but C (scored by the entry) outranks both
+    # the explicit unit at rank 1 names A and B, but C (scored by the explicit unit) outranks both
     assert at[1]["all"]["SlotR@1"] == pytest.approx(0.0)
     # top-3 units add D (0.6), which outranks A's own 0.5: only B makes the top 3
     assert at[3]["all"]["SlotR@3"] == pytest.approx(50.0)
@@ -40,13 +40,13 @@ def test_paper_recall_divides_by_k_when_the_question_has_more_gold_tables_than_k
     assert paper_recall_at_k(gold, ranked, 5) == pytest.approx(2 / 3)
 
 
-def test_eval_reports_both_normalisations_per_hop_group():
+def test_eval_reports_both_normalisations_per_group_of_table_count():
     from llama_index_pearl.evaluation.benchmark import evaluate_rankings
 
     queries = [BenchQuery("q1", "?", ("A", "B", "C"), 3), BenchQuery("q2", "?", ("D",), 1)]
     metrics = evaluate_rankings(queries, [["A", "B"], ["X", "D"]], ks=(2,))
-    assert metrics["3hop"]["R@2"] == pytest.approx(66.67) and metrics["3hop"]["PaperR@2"] == 100.0
-    assert metrics["1hop"]["R@2"] == metrics["1hop"]["PaperR@2"] == 100.0
+    assert metrics["3 tables"]["R@2"] == pytest.approx(66.67) and metrics["3 tables"]["PaperR@2"] == 100.0
+    assert metrics["1 table"]["R@2"] == metrics["1 table"]["PaperR@2"] == 100.0
 
 
 def test_questions_of_four_or_more_tables_have_their_group_and_are_judged_within_two_spare_tables():
@@ -56,5 +56,5 @@ def test_questions_of_four_or_more_tables_have_their_group_and_are_judged_within
     queries = [BenchQuery("q1", "?", tables, 4), BenchQuery("q2", "?", ("a",), 1)]
     ranked = [["x", "a", "b", "c", "y", "d"], ["z", "a"]]
     metrics = evaluate_rankings(queries, ranked, ks=(1, 2))
-    assert metrics["4+hop"]["n"] == 1 and metrics["4+hop"]["C@G+2"] == 100.0  # d is 6th of |G| + 2 = 6
-    assert metrics["1hop"]["C@G+2"] == 100.0 and ranking_depth(queries, (1, 2)) == 6
+    assert metrics["4+ tables"]["n"] == 1 and metrics["4+ tables"]["C@G+2"] == 100.0  # d is 6th of |G| + 2 = 6
+    assert metrics["1 table"]["C@G+2"] == 100.0 and ranking_depth(queries, (1, 2)) == 6

@@ -96,7 +96,7 @@ def test_pooling_the_best_units_never_pools_every_unit_when_the_best_decide(monk
     assert [(p.table_id, p.unit_id) for p in pooled] == [("0", "0"), ("1", "1"), ("2", "2")]
 
 
-def test_tables_of_one_joined_entry_are_settled_from_stored_scores_without_fetching_more():
+def test_tables_of_one_explicit_unit_are_settled_from_stored_scores_without_fetching_more():
     # units: 0 joined(a, b, c) 0.9; 1..20 other tables 0.8; 21 own(b) 0.3; 22 own(a) 0.2; c has no other unit
     unit_tables = [[0, 1, 2]] + [[3 + i] for i in range(20)] + [[1], [0]]
     scores = np.asarray([0.9] + [0.8] * 20 + [0.3, 0.2], dtype=np.float32)

@@ -17,7 +17,7 @@ from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
 
 def _corpus(seed: int, storage_context=None) -> PearlTableIndex:
-    """Random tables, identical copies in a second database, joined entries and per-table questions."""
+    """Random tables, identical copies in a second database, explicit units and per-table questions."""
     rng = np.random.default_rng(seed)
     embedding = DyadicEmbedding()
     frames = {f"db1.t{i}": pd.DataFrame({"v": list(rng.choice(WORDS, 2))}) for i in range(int(rng.integers(2, 7)))}
@@ -68,7 +68,7 @@ def test_direct_faiss_retrieval_equals_brute_force_pooling_with_ties(seed, fetch
             assert _retrieved(index, question, k, fetch_k=fetch_k) == _brute_force(index, question, k)
 
 
-def test_tables_of_one_joined_entry_are_ordered_by_their_own_units_without_a_second_search(monkeypatch):
+def test_tables_of_one_explicit_unit_are_ordered_by_their_own_units_without_a_second_search(monkeypatch):
     embedding = DyadicEmbedding()
     frames = {"a": pd.DataFrame({"v": ["red"]}), "b": pd.DataFrame({"v": ["dog"]}), "c": pd.DataFrame({"v": ["fish"]})}
     frames.update({f"filler{i}": pd.DataFrame({"v": ["year"]}) for i in range(40)})

@@ -40,12 +40,12 @@ SINGER_IN_CONCERT = Table(
 TABLES = {t.id: t for t in (CONCERT, STADIUM, SINGER_IN_CONCERT)}
 
 
-def two_hop() -> PathRequest:
+def two_tables() -> PathRequest:
     pair = ColumnPair(CONCERT.id, "Stadium_ID", STADIUM.id, "Stadium_ID")
     return PathRequest(JoinPath((CONCERT.id, STADIUM.id), ((pair,),), JoinKind.EXPLICIT, 1.0), TABLES)
 
 
-def three_hop() -> PathRequest:
+def three_tables() -> PathRequest:
     first = ColumnPair(SINGER_IN_CONCERT.id, "concert_ID", CONCERT.id, "concert_ID")
     second = ColumnPair(CONCERT.id, "Stadium_ID", STADIUM.id, "Stadium_ID")
     path = JoinPath((SINGER_IN_CONCERT.id, CONCERT.id, STADIUM.id), ((first,), (second,)), JoinKind.EXPLICIT, 1.0)
@@ -53,13 +53,13 @@ def three_hop() -> PathRequest:
 
 
 def test_same_request_and_seed_give_the_same_query():
-    first = HeuristicQueryGenerator().generate(two_hop())
-    again = HeuristicQueryGenerator().generate(two_hop())
+    first = HeuristicQueryGenerator().generate(two_tables())
+    again = HeuristicQueryGenerator().generate(two_tables())
     assert first.queries == again.queries
 
 
 def test_path_query_picks_three_to_five_columns_per_table_with_join_keys():
-    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(two_tables()).queries
     for table_id, columns in query.columns.items():
         assert 3 <= len(columns) <= 5
         assert "Stadium_ID" in columns
@@ -67,25 +67,25 @@ def test_path_query_picks_three_to_five_columns_per_table_with_join_keys():
 
 
 def test_path_query_prefers_descriptive_columns_over_numbers():
-    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(two_tables()).queries
     assert "Name" in query.columns[STADIUM.id]
     assert "concert_Name" in query.columns[CONCERT.id]
 
 
 def test_path_question_anchors_on_a_value_from_a_joining_row_and_names_the_far_table():
-    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(two_tables()).queries
     # row 0 (Stadium_ID 99) joins nothing, so the anchor comes from a joining row
     assert any(name in query.question for name in ("Super bootcamp", "Home Visits", "Week 1"))
     assert "stadium" in query.question and "Auditions" not in query.question
 
 
 def test_question_uses_plain_words_not_raw_column_names():
-    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(two_tables()).queries
     assert "_" not in query.question and "concert_singer" not in query.question
 
 
 def test_three_table_question_mentions_the_middle_entity():
-    (query,) = HeuristicQueryGenerator().generate(three_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(three_tables()).queries
     assert "concert" in query.question and "stadium" in query.question
     assert len(query.columns) == 3
     assert {"concert_ID", "Stadium_ID"} <= set(query.columns[CONCERT.id])
@@ -99,12 +99,13 @@ def test_single_table_request_gives_n_single_distinct_questions():
 
 
 def test_seed_changes_the_cache_identity():
-    assert HeuristicQueryGenerator(seed=0).cache_key(two_hop()) != HeuristicQueryGenerator(seed=1).cache_key(two_hop())
+    request = two_tables()
+    assert HeuristicQueryGenerator(seed=0).cache_key(request) != HeuristicQueryGenerator(seed=1).cache_key(request)
 
 
 async def test_async_interface_matches_sync():
     generator = HeuristicQueryGenerator()
-    assert (await generator.agenerate(two_hop())).queries == generator.generate(two_hop()).queries
+    assert (await generator.agenerate(two_tables())).queries == generator.generate(two_tables()).queries
 
 
 @pytest.mark.parametrize(
@@ -131,12 +132,12 @@ def implicit_pair(stadium_ids: list[int]) -> PathRequest:
 
 
 def test_explicit_question_asks_for_far_table_attributes_for_an_anchor_of_the_first():
-    (query,) = HeuristicQueryGenerator().generate(two_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(two_tables()).queries
     assert query.question.startswith("What are the location and name of the stadium for the concert")
 
 
 def test_three_table_question_walks_the_chain_back_and_asks_for_the_middle_entity_attribute():
-    (query,) = HeuristicQueryGenerator().generate(three_hop()).queries
+    (query,) = HeuristicQueryGenerator().generate(three_tables()).queries
     assert query.question == (
         "What are the location and name of the stadium of the concert for each singer in concert, "
         "and what is the name of that concert?"

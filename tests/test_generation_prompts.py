@@ -27,8 +27,8 @@ def wide(table_id: str, n_rows: int = 40, n_cols: int = 12, key: str = "k", offs
 def request(kind: JoinKind, n: int) -> PathRequest:
     ids = ["a", "b", "c"][:n]
     tables = {t: wide(t, offset=5 * i) for i, t in enumerate(ids)}
-    hops = tuple((ColumnPair(ids[i], "k", ids[i + 1], "k"),) for i in range(n - 1))
-    return PathRequest(JoinPath(tuple(ids), hops, kind, 1.0), tables)
+    joins = tuple((ColumnPair(ids[i], "k", ids[i + 1], "k"),) for i in range(n - 1))
+    return PathRequest(JoinPath(tuple(ids), joins, kind, 1.0), tables)
 
 
 @pytest.mark.parametrize(

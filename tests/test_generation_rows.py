@@ -13,9 +13,9 @@ def table(table_id: str, **columns) -> Table:
     return Table(table_id, pd.DataFrame(columns))
 
 
-def chain(*hops: tuple[str, str, str, str]) -> JoinPath:
-    tables = [hops[0][0]] + [h[2] for h in hops]
-    return JoinPath(tuple(tables), tuple((ColumnPair(*h),) for h in hops), JoinKind.EXPLICIT, 1.0)
+def chain(*joins: tuple[str, str, str, str]) -> JoinPath:
+    tables = [joins[0][0]] + [j[2] for j in joins]
+    return JoinPath(tuple(tables), tuple((ColumnPair(*j),) for j in joins), JoinKind.EXPLICIT, 1.0)
 
 
 def test_rows_with_overlapping_join_values_come_first_in_original_order():
@@ -35,7 +35,7 @@ def test_each_table_is_cut_to_max_rows():
     assert rows["b"] == [0, 1, 2]
 
 
-def test_middle_table_takes_the_union_of_both_hops_overlaps():
+def test_middle_table_takes_the_union_of_both_joins_overlaps():
     a = table("a", x=[1])
     mid = table("mid", x=[5, 1, 6, 7], y=["q", "r", "s", "p"])
     c = table("c", y=["p"])

@@ -36,7 +36,7 @@ def test_join_on_with_aliases_gives_the_column_pair():
     assert gold_join_pairs(sql, "music", SCHEMA) == _pairs(("music__concert.stadium_id", "music__stadium.stadium_id"))
 
 
-def test_three_table_join_gives_both_hops_and_ignores_value_filters():
+def test_three_table_join_gives_both_joins_and_ignores_value_filters():
     sql = (
         "select t1.name from singer as t1 join concert as t2 on t1.singer_id = t2.singer_id "
         "join stadium as t3 on t2.stadium_id = t3.stadium_id where t3.capacity = 5"

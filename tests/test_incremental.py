@@ -150,7 +150,7 @@ def test_delete_keeps_units_of_paths_that_do_not_touch_the_table(tables):
 
 
 def test_delete_then_query_equals_a_rebuild_without_the_table(tables):
-    # deleting only invalidates: a rebuild may pick a new 3-hop path through the remaining
+    # deleting only invalidates: a rebuild may pick a new path of 3 tables through the remaining
     # tables, so the fixture deletes a table whose removal opens no new path
     index = _build(tables, tables)
     index.delete_table("singer")

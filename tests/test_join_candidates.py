@@ -67,7 +67,7 @@ def test_value_index_finds_shared_values_and_skips_very_frequent_ones():
     profiles = profile_tables(tables)
     pairs: cand.Pairs = {}
     skipped = cand.value_candidates(profiles, pairs, max_posting=4)
-    assert list(pairs) == [(0, 1)] and pairs[(0, 1)].sources == {"V"}
+    assert list(pairs) == [(0, 1)] and pairs[(0, 1)].found_by == {"V"}
     assert skipped == 2  # 'yes' and 'no' sit in 5 columns
 
 
@@ -99,7 +99,7 @@ def test_name_neighbours_link_similar_but_not_identical_names():
     embed_names(profiles, TrigramEmbedding())
     pairs: cand.Pairs = {}
     cand.name_candidates(profiles, pairs, k=1)
-    assert (0, 2) in pairs and "B" in pairs[(0, 2)].sources
+    assert (0, 2) in pairs and "B" in pairs[(0, 2)].found_by
 
 
 def test_declared_foreign_key_is_an_explicit_edge_with_full_structural_score():

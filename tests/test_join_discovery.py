@@ -55,18 +55,18 @@ def test_foreign_keys_named_after_tables_become_explicit_paths():
     assert "meteo__weather" not in {t for p in result.paths for t in p.tables}
 
 
-def test_hops_are_oriented_along_the_path_from_foreign_key_to_key():
+def test_joins_are_oriented_along_the_path_from_foreign_key_to_key():
     result = discover_join_paths(shop_corpus(), EMB, use_declared=False)
-    two_hop = next(p for p in result.paths if set(p.tables) == {"kennel__Dogs", "kennel__Owners"})
-    assert two_hop.tables == ("kennel__Dogs", "kennel__Owners")
-    assert (two_hop.hops[0][0].left_column, two_hop.hops[0][0].right_column) == ("owner_id", "owner_id")
+    pair = next(p for p in result.paths if set(p.tables) == {"kennel__Dogs", "kennel__Owners"})
+    assert pair.tables == ("kennel__Dogs", "kennel__Owners")
+    assert (pair.joins[0][0].left_column, pair.joins[0][0].right_column) == ("owner_id", "owner_id")
 
 
-def test_a_three_hop_path_runs_through_the_shared_middle_table():
+def test_a_path_of_three_tables_runs_through_the_shared_middle_table():
     result = discover_join_paths(shop_corpus(), EMB, use_declared=False, budget=10)
     three = [p for p in result.paths if len(p.tables) == 3]
     assert [p.tables[1] for p in three] == ["kennel__Dogs"]
-    assert all(pair.left_table == p.tables[i] for p in three for i, hop in enumerate(p.hops) for pair in hop)
+    assert all(pair.left_table == p.tables[i] for p in three for i, join in enumerate(p.joins) for pair in join)
 
 
 def test_budget_limits_the_paths_of_each_pool():

@@ -22,18 +22,18 @@ def _chain() -> nx.Graph:
     return graph
 
 
-def test_direct_edge_gives_a_one_hop_hint_foreign_key_side_first():
+def test_direct_edge_gives_a_hint_of_one_join_foreign_key_side_first():
     (hint,) = compute_join_hints(_chain(), ["singer", "concert"])
     assert hint.tables == ("singer", "concert") and hint.via is None
-    assert hint.hops[0].column_pairs == (("singer_id", "singer_id"),)
+    assert hint.joins[0].column_pairs == (("singer_id", "singer_id"),)
     assert hint.text() == "JOIN concert.singer_id = singer.singer_id (explicit)"
 
 
 def test_tables_joined_through_an_unretrieved_table_name_the_intermediate():
     (hint,) = compute_join_hints(_chain(), ["singer", "stadium"])
     assert hint.via == "concert"
-    assert [(h.left_table, h.right_table) for h in hint.hops] == [("singer", "concert"), ("concert", "stadium")]
-    assert [h.kind for h in hint.hops] == ["explicit", "implicit"]
+    assert [(h.left_table, h.right_table) for h in hint.joins] == [("singer", "concert"), ("concert", "stadium")]
+    assert [h.kind for h in hint.joins] == ["explicit", "implicit"]
     assert hint.text().endswith("[via concert]")
 
 
@@ -58,7 +58,7 @@ def test_a_join_through_a_retrieved_middle_table_is_listed_once():
     assert all(h.via is None for h in hints)
 
 
-def test_two_hop_hint_only_for_pairs_no_direct_join_connects():
+def test_a_hint_through_a_table_only_for_pairs_no_direct_join_connects():
     graph = _chain()
     _edge(graph, "singer", "home_stadium", "stadium", "stadium_id")  # a triangle: every pair joins directly
     hints = compute_join_hints(graph, ["singer", "stadium"])
@@ -72,8 +72,8 @@ def test_retrieved_nodes_carry_join_hints_and_the_matched_question(music_tables,
     hints = by_table["stadium"].metadata["join_hints"]
     direct = next(h for h in hints if h["tables"] == ["concert", "stadium"] or h["tables"] == ["stadium", "concert"])
     assert direct["via"] is None
-    assert direct["hops"][0]["kind"] == "explicit" and direct["hops"][0]["declared"] is False
-    assert sorted(direct["hops"][0]["column_pairs"][0]) == ["stadium_id", "stadium_id"]
+    assert direct["joins"][0]["kind"] == "explicit" and direct["joins"][0]["declared"] is False
+    assert sorted(direct["joins"][0]["column_pairs"][0]) == ["stadium_id", "stadium_id"]
     assert all("matched_question" in n.node.metadata for n in nodes)
 
 
@@ -105,5 +105,5 @@ def test_declared_foreign_keys_show_as_declared_hints(hashing_embedding):
     people = Table("people", pd.DataFrame({"handle": ["a", "b"], "city": ["Oslo", "Rome"]}))
     index = PearlTableIndex.from_tables([orders, people], embed_model=hashing_embedding)
     nodes = index.as_retriever(similarity_top_k=2).retrieve("orders buyer city")
-    hop = nodes[0].node.metadata["join_hints"][0]["hops"][0]
-    assert hop["declared"] is True
+    join = nodes[0].node.metadata["join_hints"][0]["joins"][0]
+    assert join["declared"] is True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from llama_index_pearl.joins import candidates as cand
-from llama_index_pearl.joins.discovery import TAU_2H
+from llama_index_pearl.joins.discovery import TAU_2
 from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
 from llama_index_pearl.joins.profiles import profile_tables
 from llama_index_pearl.tables.table import Table
@@ -31,7 +31,7 @@ def joins(*tables: Table) -> set[tuple[str, str]]:
     return {
         (f"{e.left_table}.{e.left_column}", f"{e.right_table}.{e.right_column}")
         for e in edges
-        if e.explicit and e.passes(TAU_2H)
+        if e.explicit and e.passes(TAU_2)
     }
 
 

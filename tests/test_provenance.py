@@ -11,7 +11,7 @@ from embeddings import TrigramEmbedding
 
 from llama_index_pearl import PearlTableIndex, Table, load_tables
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.joins import TAU_2H, discover_join_paths, scoring
+from llama_index_pearl.joins import TAU_2, discover_join_paths, scoring
 from llama_index_pearl.joins.profiles import profile_column
 from llama_index_pearl.tables.table import same_source
 
@@ -121,7 +121,7 @@ def two_shops() -> list[Table]:
 
 def explicit_pairs(tables: list[Table], policy: str = "evidence") -> set[frozenset[str]]:
     result = discover_join_paths(tables, EMB, cross_source_joins=policy)
-    return {frozenset(e.tables) for e in result.edges if e.explicit and e.score >= TAU_2H}
+    return {frozenset(e.tables) for e in result.edges if e.explicit and e.score >= TAU_2}
 
 
 def test_discovery_keeps_in_source_keys_and_the_email_link_but_not_same_named_ids_across_sources():

@@ -102,7 +102,7 @@ def test_two_references_to_one_key_are_alternatives_never_anded():
     )
     graph = discover_join_paths([Table("mlb__teams", teams), Table("mlb__series", series)], EMB).graph
     (hint,) = compute_join_hints(graph, ["mlb__series", "mlb__teams"])
-    conditions = [j.column_pairs for j in (*hint.hops, *hint.alternatives)]
+    conditions = [j.column_pairs for j in (*hint.joins, *hint.alternatives)]
     assert sorted(conditions) == [(("team_id_loser", "team_id"),), (("team_id_winner", "team_id"),)]
 
 

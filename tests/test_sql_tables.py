@@ -228,7 +228,7 @@ def test_a_composite_key_is_one_on_and_an_alternative_its_own_join():
         "declared": False,
     }
     alternative = {**composite, "column_pairs": [["dest", "origin"], ["time_hour", "time_hour"]]}
-    hint = {"tables": ["weather", "flights"], "via": None, "hops": [composite], "alternatives": [alternative]}
+    hint = {"tables": ["weather", "flights"], "via": None, "joins": [composite], "alternatives": [alternative]}
     assert join_keys_text("flights", [hint]) == (
         "JOIN weather ON flights.origin = weather.origin AND flights.time_hour = weather.time_hour"
         " or JOIN weather ON flights.dest = weather.origin AND flights.time_hour = weather.time_hour"

@@ -1,6 +1,6 @@
 """``pearl``: build, query, inspect and evaluate PEARL indexes from the shell.
 
-pearl demo                                   # bundled music database, 3 multi-hop questions explained
+pearl demo                                   # bundled music database, 3 multi-table questions explained
 pearl index TABLES --out DIR [build options] # CSV/Parquet folder or file, or a SQLAlchemy URL
 pearl index TABLES --estimate [--llm-base …] # dry run: paths, requests, prompt tokens, cached
 pearl query DIR "question" -k 5              # ranked tables, matched questions, join keys
@@ -35,7 +35,7 @@ __all__ = ["COMMANDS", "command_parser", "full_parser", "main"]
 
 # name -> (one-line help, "module:function" under llama_index_pearl.cli that runs it)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("index the bundled music database and explain 3 multi-hop questions", "commands:cmd_demo"),
+    "demo": ("index the bundled music database and explain 3 questions that need several tables", "commands:cmd_demo"),
     "index": ("build an index from tables and write it to a folder", "commands:cmd_index"),
     "query": ("retrieve tables for a question", "commands:cmd_query"),
     "joins": ("discover the joins between tables (scored against joins.jsonl when present)", "commands:cmd_joins"),
@@ -84,7 +84,9 @@ def command_parser(
         add_arguments: Adds a command's own arguments; without it the parser knows the
             commands only (enough for ``--help``, ``--version`` and usage errors).
     """
-    parser = argparse.ArgumentParser(prog="pearl", description="PEARL multi-hop table retrieval")
+    parser = argparse.ArgumentParser(
+        prog="pearl", description="PEARL table retrieval: the tables a question needs, and how they join"
+    )
     parser.add_argument("--version", action="version", version=f"pearl {__version__}")
     add_output_options(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", required=True)

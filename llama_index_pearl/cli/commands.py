@@ -47,14 +47,14 @@ def write_json(path: str, data: Any) -> None:
 
 
 def _summary(index: PearlTableIndex, persist_seconds: float | None = None) -> str:
-    hops = Counter(len(path.tables) for path in index.join_paths)
+    sizes = Counter(len(path.tables) for path in index.join_paths)
     report = index.report
     if persist_seconds is not None:  # the whole build, the folder written included
         seconds = dict(report.seconds)
         seconds["persist"] = persist_seconds
         seconds["total"] = seconds.get("total", 0.0) + persist_seconds
         report = dataclasses.replace(report, seconds=seconds)
-    return format_build_summary(report, index.join_graph, index.generator_name, hops)
+    return format_build_summary(report, index.join_graph, index.generator_name, sizes)
 
 
 def _ranked(index: PearlTableIndex, question: str, k: int, lexical_weight: float = DEFAULT_LEXICAL_WEIGHT) -> str:

@@ -82,7 +82,7 @@ def _seconds(seconds: Mapping[str, float]) -> str:
     return f"{seconds.get('total', sum(seconds.values())):.1f} s" + (f" ({stages})" if stages else "")
 
 
-def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n_paths_by_hops: Counter) -> str:
+def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n_paths_by_tables: Counter) -> str:
     """A few lines on what a build made, skipped and cost; nothing that did not happen.
 
     Args:
@@ -90,7 +90,7 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
             ``persist`` to both when it writes the index).
         graph: The index's join graph.
         generator: The recorded generator name (``PearlConfig.generator``).
-        n_paths_by_hops: Selected paths counted by number of tables.
+        n_paths_by_tables: Selected paths counted by number of tables.
     """
     lines = [f"Indexed {_plural(report.n_tables, 'table')} into {report.n_units:,} units in {_seconds(report.seconds)}"]
     if report.skipped:
@@ -99,8 +99,8 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     if graph.number_of_edges():
         lines.append("  join graph: " + _graph_line(graph))
     if report.n_paths:
-        hops = ", ".join(f"{n:,} of {size} tables" for size, n in sorted(n_paths_by_hops.items()))
-        lines.append(f"  join paths: {report.n_paths:,}" + (f" ({hops})" if hops else ""))
+        sizes = ", ".join(f"{n:,} of {size} tables" for size, n in sorted(n_paths_by_tables.items()))
+        lines.append(f"  join paths: {report.n_paths:,}" + (f" ({sizes})" if sizes else ""))
     units = ", ".join(f"{n:,} {kind}" for kind, n in sorted(report.units_by_kind.items()))
     lines.append(f"  units: {units or 'none'}")
     if report.generation:
@@ -221,11 +221,11 @@ def connecting_hints(hints: Sequence[JoinHint]) -> list[JoinHint]:
 
 def _hint_lines(hint: JoinHint) -> list[str]:
     """A hint as join conditions: a composite key whole, each alternative on its own ``or`` line."""
-    line = " and ".join(hop.condition() for hop in hint.hops)
+    line = " and ".join(join.condition() for join in hint.joins)
     if hint.via:
         line += f"  (through {hint.via}, not among the tables shown)"
     return [
-        f"{line}  [{_label(hint.hops[0])}]",
+        f"{line}  [{_label(hint.joins[0])}]",
         *(f"  or {alt.condition()}  [{_label(alt)}]" for alt in hint.alternatives),
     ]
 

@@ -2,9 +2,9 @@
 
 Paper section 3.1.3: each table of a path is projected onto the columns chosen
 for the question (T̂_i = Π_{c_i}(T_i)), with the path's join-overlapping rows
-first (appendix B.2). An implicit path gives one sub-entry per table
-(question ∥ T̂_i); an explicit path gives one joined entry
-(question ∥ T̂_1 ∥ … ∥ T̂_h) whose ``table_ids`` run from T_h back to T_1, the
+first (appendix B.2). An implicit path gives one implicit unit per table
+(question ∥ T̂_i); an explicit path gives one explicit unit
+(question ∥ T̂_1 ∥ … ∥ T̂_n) whose ``table_ids`` run from T_n back to T_1, the
 question's target first, so max-pooling ties favour it. Single-hop questions (appendix E) give one
 question-conditioned sub-table each. The ablations of section 4.3 live here too:
 ``random_view`` (random column subsets, no question, same unit count).
@@ -93,7 +93,7 @@ def keeps_path(config: PearlConfig, path: JoinPath) -> bool:
 def path_units(
     path: JoinPath, result: GenerationResult, tables: Mapping[str, Table], serializer: Serializer
 ) -> list[TextNode]:
-    """Units for one generated path: sub-entries (implicit) or one joined entry (explicit)."""
+    """Units for one generated path: one implicit unit per table, or one explicit unit of them all."""
     if not result.ok:
         return []
     query = result.queries[0]
@@ -101,7 +101,7 @@ def path_units(
     views = [_projected_view(tables[t], query.columns.get(t), rows.get(t), serializer) for t in path.tables]
     if path.kind is JoinKind.EXPLICIT:
         unit = make_unit(UnitKind.EXPLICIT, views, serializer, question=query.question, path_id=path.path_id)
-        # All tables of a joined entry share its score, and max pooling breaks such ties by
+        # All tables of an explicit unit share its score, and max pooling breaks such ties by
         # ``table_ids`` order. Generated questions ask for attributes at the far end of the
         # chain (anchored at the first table), so list the far end first and walk back.
         unit_meta(unit)[TABLE_IDS] = list(reversed(unit_meta(unit)[TABLE_IDS]))

@@ -46,7 +46,7 @@ from llama_index_pearl.generation import (
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.joins.stars import join_stars
-from llama_index_pearl.tables.sources import TableSource, TablesRead, read_tables
+from llama_index_pearl.tables.sources import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
     encoder_window,
@@ -224,7 +224,7 @@ def split_for_generator(
 
 
 def build_corpus(
-    tables: TableSource,
+    tables: TablesInput,
     config: PearlConfig,
     *,
     embed_model: BaseEmbedding | None = None,
@@ -271,7 +271,7 @@ def build_corpus(
     return IndexParts(loaded, vector_index, model, config, units, graph, resolved_llm, report, generator, None, catalog)
 
 
-def _read(tables: TableSource, config: PearlConfig) -> TablesRead:
+def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:
     return read_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict)
 
 
@@ -317,7 +317,7 @@ def _record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:
 
 
 def estimate_generation_cost(
-    tables: TableSource,
+    tables: TablesInput,
     config: PearlConfig,
     *,
     embed_model: BaseEmbedding | None = None,

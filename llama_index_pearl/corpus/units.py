@@ -7,7 +7,7 @@ retriever can max-pool unit scores to tables (paper section 3.2). Kinds:
 - ``schema``: a table's names (source, table, columns) and one row, the text a small encoder
   matches names against (not in the paper; see :func:`~llama_index_pearl.corpus.augment.table_units`);
 - ``implicit``: question ∥ one projected table of an implicit path;
-- ``explicit``: question ∥ all projected tables of an explicit path (joined entry);
+- ``explicit``: question ∥ all projected tables of an explicit path;
 - ``single_hop``: question ∥ one projected table, for tables in no path;
 - ``star``: a fact table and the dimensions it references, each projected to its join keys and
   what describes it (:mod:`~llama_index_pearl.joins.stars`; not in the paper);
@@ -149,7 +149,7 @@ def make_unit(
 
 
 def original_unit(table: Table, serializer: Serializer) -> TextNode:
-    """The whole-table entry every table gets: its header and every row of its view (``max_rows``)."""
+    """The original unit every table gets: its header and every row of its view (``max_rows``)."""
     whole = replace(serializer, embedded_rows=None)
     return make_unit(UnitKind.ORIGINAL, [whole.view(table)], whole)
 

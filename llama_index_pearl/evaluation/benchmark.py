@@ -10,12 +10,12 @@ reads). Metrics are pure functions over ranked table ids:
 
 - Slot R@k (the paper's adjusted recall, appendix "adjusted recall"): the tables
   named by the top-k *units* are re-ranked by each table's own best unit (a unit
-  naming that table alone), and R@k is taken over that list. A joined entry that
+  naming that table alone), and R@k is taken over that list. An explicit unit that
   names several gold tables at rank 1 counts once per table under R@k, but here
   each of its tables must earn its rank on its own evidence.
 
-Both are reported as percentages per hop group (``all``, ``1hop``, ``2hop``,
-``3hop``, ``multi`` = hops ≥ 2).
+All are reported as percentages per group of questions by their number of gold tables:
+``all``, ``1 table``, ``2 tables``, ``3 tables``, ``4+ tables``, and ``multi`` (2 tables or more).
 
 Pipeline step: evaluation (docs/architecture.md).
 """
@@ -59,12 +59,23 @@ SPARE_TABLES = 2  # C@G+2: complete within the gold tables and two more
 
 @dataclass(frozen=True)
 class BenchQuery:
+    """One question of a benchmark.
+
+    Args:
+        id: Its id.
+        question: The question.
+        gold_tables: The tables that answer it.
+        n_tables: How many tables it needs (the benchmark's ``hops`` field; default: its gold tables).
+        db: Its database, where the benchmark says.
+        sql: Its gold SQL (SQL benchmarks): join-hint scoring reads its join conditions.
+    """
+
     id: str
     question: str
     gold_tables: tuple[str, ...]
-    hops: int
+    n_tables: int
     db: str | None = None
-    sql: str | None = None  # gold SQL (SQL benchmarks): join-hint scoring reads its join conditions
+    sql: str | None = None
 
 
 @dataclass
@@ -149,27 +160,29 @@ def ranking_depth(queries: Sequence[BenchQuery], ks: Sequence[int]) -> int:
     return max([*ks, *(len(set(q.gold_tables)) + SPARE_TABLES for q in queries)])
 
 
-GROUPS = ("all", "1hop", "2hop", "3hop", "4+hop", "multi")
+GROUPS = ("all", "1 table", "2 tables", "3 tables", "4+ tables", "multi")
 
 
-def _groups(hops: int) -> list[str]:
+def _groups(n_tables: int) -> list[str]:
+    """The groups of a question that needs ``n_tables`` tables."""
     groups = ["all"]
-    if hops == 1:
-        groups.append("1hop")
-    elif hops in (2, 3):
-        groups.append(f"{hops}hop")
+    if n_tables == 1:
+        groups.append("1 table")
+    elif n_tables in (2, 3):
+        groups.append(f"{n_tables} tables")
     else:
-        groups.append("4+hop")
-    if hops >= 2:
+        groups.append("4+ tables")
+    if n_tables >= 2:
         groups.append("multi")
     return groups
 
 
 def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
-    """Per-question scores (0..1) averaged by hop group, as percentages; groups with no question are left out.
+    """Per-question scores (0..1) averaged by group (:data:`GROUPS`), as percentages; groups with no question are
+    left out.
 
     Args:
-        queries: The questions (their ``hops`` pick the groups).
+        queries: The questions (their ``n_tables`` pick the groups).
         scores: One ``{metric: value}`` per question, the same metrics in the same order.
 
     Returns:
@@ -177,7 +190,7 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
     """
     sums: dict[str, dict[str, float]] = {}
     for query, row in zip(queries, scores):
-        for group in _groups(query.hops):
+        for group in _groups(query.n_tables):
             bucket = sums.setdefault(group, {"n": 0})
             bucket["n"] += 1
             for metric, value in row.items():
@@ -194,7 +207,7 @@ def group_means(queries: Sequence[BenchQuery], scores: Sequence[Mapping[str, flo
 def evaluate_rankings(
     queries: Sequence[BenchQuery], rankings: Sequence[Sequence[str]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
-    """R@k, C@k, ``C@G+2`` (:func:`complete_within_spare`) and the paper's R@k (``PaperR@k``), in percent by hop
+    """R@k, C@k, ``C@G+2`` (:func:`complete_within_spare`) and the paper's R@k (``PaperR@k``), in percent by
     group; groups with no question are left out. Rankings should hold :func:`ranking_depth` tables."""
     scores = [
         {
@@ -241,7 +254,7 @@ def slot_rankings(
 def evaluate_slot_rankings(
     queries: Sequence[BenchQuery], slots: Sequence[dict[int, list[str]]], ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, dict[str, float]]:
-    """Slot R@k (percent) by hop group, from :func:`slot_rankings` of each question."""
+    """Slot R@k (percent) by group, from :func:`slot_rankings` of each question."""
     scores = [{f"SlotR@{k}": recall_at_k(q.gold_tables, slot[k], k) for k in ks} for q, slot in zip(queries, slots)]
     return group_means(queries, scores)
 
@@ -262,10 +275,10 @@ def time_queries(
 
 
 def format_metrics(result: dict[str, Any]) -> str:
-    """A fixed-width text table of an eval result (one row per hop group)."""
+    """A fixed-width text table of an eval result (one row per group of questions)."""
     metrics = result["metrics"]
     columns = [c for c in next(iter(metrics.values())) if c != "n"] if metrics else []
-    header = f"{'group':<6} {'n':>5} " + " ".join(f"{c:>7}" for c in columns)
+    header = f"{'group':<9} {'n':>5} " + " ".join(f"{c:>7}" for c in columns)
     lines = [
         f"bench={result['bench']} method={result['method']} tables={result['n_tables']} "
         f"units={result['n_units']} index_seconds={result['index_seconds']:.1f} "
@@ -273,5 +286,5 @@ def format_metrics(result: dict[str, Any]) -> str:
         header,
     ]
     for group, row in metrics.items():
-        lines.append(f"{group:<6} {row['n']:>5} " + " ".join(f"{row[c]:>7.2f}" for c in columns))
+        lines.append(f"{group:<9} {row['n']:>5} " + " ".join(f"{row[c]:>7.2f}" for c in columns))
     return "\n".join(lines)

@@ -10,7 +10,7 @@ to the one table of its scope that has it). Among the questions whose gold
 tables are all in the top k:
 
 - join-hint recall: the share of gold join pairs that the hints over the top-k
-  tables contain (every hop of a two-hop hint counts);
+  tables contain (both joins of a hint through one table count);
 - join-hint precision: the share of hinted pairs between two gold tables that
   are gold (a hint towards a non-gold table is not judged: the gold SQL says
   nothing about it).
@@ -168,7 +168,7 @@ def hint_pairs(hints: Sequence[JoinHint]) -> set[Pair]:
     return {
         frozenset((_column_key(join.left_table, left), _column_key(join.right_table, right)))
         for hint in hints
-        for join in (*hint.hops, *hint.alternatives)
+        for join in (*hint.joins, *hint.alternatives)
         for left, right in join.column_pairs
     }
 

@@ -200,13 +200,10 @@ class HeuristicQueryGenerator(QueryGenerator):
 
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
         """Generate for one request (no I/O; async only to share the interface)."""
-        return self.generate_now(request)
+        return self.generate(request)
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
-        return self.generate_now(request)
-
-    def generate_now(self, request: GenerationRequest) -> GenerationResult:
-        """Synchronous generation without an event loop.
+        """Generate for one request, in the calling thread (no event loop: nothing waits).
 
         Args:
             request: A path or single-table request.
@@ -317,9 +314,9 @@ def _what(targets: list[str]) -> str:
 
 
 def _grounded(path: JoinPath, tables: Mapping[str, Table]) -> bool:
-    """Whether every hop of ``path`` has at least one join value present on both sides."""
-    for hop, pairs in enumerate(path.hops):
-        left, right = tables[path.tables[hop]], tables[path.tables[hop + 1]]
+    """Whether every join of ``path`` has at least one join value present on both sides."""
+    for i, pairs in enumerate(path.joins):
+        left, right = tables[path.tables[i]], tables[path.tables[i + 1]]
         if not any(
             (set(join_values(left, p.left_column)) & set(join_values(right, p.right_column))) - {""} for p in pairs
         ):

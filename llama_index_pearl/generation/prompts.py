@@ -133,8 +133,8 @@ def _prompt_table(table: Table, rows: list[int], label: str, cell_chars: int) ->
 
 def _joins_line(path: JoinPath) -> str:
     links = []
-    for hop, pairs in enumerate(path.hops):
-        left, right = table_label(hop), table_label(hop + 1)
+    for i, pairs in enumerate(path.joins):
+        left, right = table_label(i), table_label(i + 1)
         links.extend(f"{left}.{p.left_column} = {right}.{p.right_column}" for p in pairs)
     return "Joins: " + "; ".join(links)
 

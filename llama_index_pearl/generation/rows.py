@@ -3,7 +3,7 @@
 Only a few rows of each table fit a prompt or an encoder window. Rows whose
 join-column values also occur in the neighbouring table are moved first, so the
 rows shown actually join; the rest keep their original order. A middle table
-takes the union of the overlaps of both its hops. Beyond the paper, rows matching
+takes the union of the overlaps of both its joins. Beyond the paper, rows matching
 the rows already chosen for the previous table rank first of all, so the LLM sees
 chains it can follow rather than two unrelated samples of overlapping rows.
 
@@ -64,16 +64,16 @@ def reorder_rows_for_path(
     """
     n = len(path.tables)
     overlap_rows: dict[int, set[int]] = {i: set() for i in range(n)}
-    hop_pairs: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
-    for hop, pairs in enumerate(path.hops):
-        left, right = tables[path.tables[hop]], tables[path.tables[hop + 1]]
-        hop_pairs[hop] = []
+    join_keys: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}  # join j -> (left, right) values
+    for j, pairs in enumerate(path.joins):
+        left, right = tables[path.tables[j]], tables[path.tables[j + 1]]
+        join_keys[j] = []
         for pair in pairs:
             lk, rk = join_values(left, pair.left_column), join_values(right, pair.right_column)
             shared = (set(lk) & set(rk)) - {""}
-            overlap_rows[hop].update(i for i, k in enumerate(lk) if k in shared)
-            overlap_rows[hop + 1].update(i for i, k in enumerate(rk) if k in shared)
-            hop_pairs[hop].append((lk, rk))
+            overlap_rows[j].update(i for i, k in enumerate(lk) if k in shared)
+            overlap_rows[j + 1].update(i for i, k in enumerate(rk) if k in shared)
+            join_keys[j].append((lk, rk))
 
     chosen: dict[str, list[int]] = {}
     previous: list[int] = []
@@ -81,7 +81,7 @@ def reorder_rows_for_path(
         n_rows = tables[table_id].n_rows
         linked: set[int] = set()
         if i > 0 and previous:
-            for lk, rk in hop_pairs[i - 1]:
+            for lk, rk in join_keys[i - 1]:
                 wanted = {lk[r] for r in previous} - {""}
                 linked.update(r for r, k in enumerate(rk) if k in wanted)
         tiers: tuple[list[int], list[int], list[int]] = ([], [], [])

@@ -3,7 +3,7 @@
 Pipeline step: joins (docs/architecture.md).
 """
 
-from llama_index_pearl.joins.discovery import TAU_2H, TAU_3H, JoinDiscovery, build_paths, discover_join_paths
+from llama_index_pearl.joins.discovery import TAU_2, TAU_3, JoinDiscovery, build_paths, discover_join_paths
 from llama_index_pearl.joins.edges import CandidateEdge
 from llama_index_pearl.joins.evaluate import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins.graph import (
@@ -21,8 +21,8 @@ from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
 from llama_index_pearl.joins.selection import default_budget, lazy_greedy, resolve_budget, split_by_budget
 
 __all__ = [
-    "TAU_2H",
-    "TAU_3H",
+    "TAU_2",
+    "TAU_3",
     "CandidateEdge",
     "ColumnPair",
     "ColumnProfile",

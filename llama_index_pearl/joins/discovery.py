@@ -3,8 +3,8 @@
 Thresholds (the paper leaves them open; chosen by measurement on the Spider
 benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
 
-* ``tau_2h = 1.05`` (f ranges over [0, 2]). An explicit edge passes only with a
-  structural anchor *and* some value evidence: a name pattern alone
+* ``tau_2 = 1.05`` (the paper's τ_2h: the least f of a path of 2 tables; f ranges over [0, 2]).
+  An explicit edge passes only with a structural anchor *and* some value evidence: a name pattern alone
   (S_str <= 1) needs S_ovlp >= 0.05, i.e. the join must actually match rows, which
   removes same-named columns of unrelated databases whose values never meet.
   A declared FK always passes, whatever its values, and so does a *named* edge: inside
@@ -13,8 +13,8 @@ benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
   header-only tables, 10-row samples whose keys do not meet, empty or constant FK
   columns. Value-only inclusion edges (S_str = 0.6) need S_ovlp >= 0.45, i.e.
   containment near 1 onto a unique column.
-* ``tau_3h = 1.3``: each hop of a 3-hop path must be clearly better than the
-  2-hop floor (paper: tau_3h > tau_2h); on Spider this keeps FK chains such as
+* ``tau_3 = 1.3`` (the paper's τ_3h): each join of a path of 3 tables must be clearly better
+  than the floor of a path of 2 (paper: τ_3h > τ_2h); on Spider this keeps FK chains such as
   Treatments-Dogs-Owners and drops chains through weak same-name links.
 * S_str: see :data:`llama_index_pearl.joins.scoring.PATTERN_STRENGTH`.
 * Implicit edges get S_ovlp = 0 when chance explains the overlap
@@ -26,9 +26,9 @@ The measured numbers are in ``benchmarks/README.md``.
 
 Pools and budget: an edge with a structural anchor (S_str > 0) is explicit, any
 other edge from P_B or P_V is implicit; a table pair already joined explicitly
-gets no implicit 2-hop path (it would spend a generation call on the same pair).
-A mixed 3-hop path is explicit when its middle table is a *structural bridge*:
-the middle table's column on the implicit hop is itself a key-like column or a
+gets no implicit path of those 2 tables (it would spend a generation call on the same pair).
+A path of 3 tables with an explicit and an implicit join is explicit when its middle table is a
+*structural bridge*: the middle table's column on the implicit join is itself a key-like column or a
 column of one of its explicit joins. The budget K (default floor(|C|/2), as in
 the paper) applies to each pool separately, since the paper runs the lazy
 greedy independently on both; pass ``budget`` to change it. ``budget=None``
@@ -75,13 +75,13 @@ from llama_index_pearl.joins.selection import LAMBDA_DIV, lazy_greedy
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import resolve_embed_model
 
-__all__ = ["TAU_2H", "TAU_3H", "JoinDiscovery", "build_paths", "discover_join_paths"]
+__all__ = ["TAU_2", "TAU_3", "JoinDiscovery", "build_paths", "discover_join_paths"]
 
 logger = logging.getLogger(__name__)
 
-TAU_2H = 1.05
-TAU_3H = 1.3
-HOP_PAIRS = 2  # column pairs a path shows per hop, a composite key whole: its views and questions name them
+TAU_2 = 1.05
+TAU_3 = 1.3
+JOIN_PAIRS = 2  # column pairs a path shows per join, a composite key whole: its views and questions name them
 
 
 @dataclass
@@ -91,7 +91,7 @@ class JoinDiscovery:
     Args:
         paths: Selected paths, explicit first, each in selection order (after an insert: the new ones).
         edges: Every scored candidate column-pair edge, strongest first (after an insert: the new ones).
-        graph: Table graph over the edges that passed ``tau_2h``.
+        graph: Table graph over the edges that passed ``tau_2``.
         seconds: Wall time per stage: profile, embed, candidates, score, paths, select.
         candidate_paths: Size of each pool before selection (``explicit``/``implicit``).
         name_threshold: The adaptive P_B threshold used.
@@ -110,12 +110,12 @@ def _pair(edge: CandidateEdge, left: str) -> ColumnPair:
     return p if edge.left_table == left else p.reversed()
 
 
-def _hop(edges: list[CandidateEdge], left: str) -> tuple[ColumnPair, ...]:
+def _join_pairs(edges: list[CandidateEdge], left: str) -> tuple[ColumnPair, ...]:
     """The column pairs a path shows between two tables: the strongest join whole, then the next joins'
-    pairs while fewer than ``HOP_PAIRS`` (a second reference: source and destination airports)."""
+    pairs while fewer than ``JOIN_PAIRS`` (a second reference: source and destination airports)."""
     pairs: list[ColumnPair] = []
     for join in group_joins(edges):
-        if len(pairs) >= HOP_PAIRS:
+        if len(pairs) >= JOIN_PAIRS:
             break
         pairs.extend(_pair(e, left) for e in join)
     return tuple(pairs)
@@ -144,18 +144,18 @@ def _links(edges: Sequence[CandidateEdge], tau: float) -> dict[frozenset[str], _
     return links
 
 
-def build_paths(edges: Sequence[CandidateEdge], tau_2h: float = TAU_2H, tau_3h: float = TAU_3H) -> list[JoinPath]:
-    """All candidate 2-hop and 3-hop paths (both pools) from scored edges.
+def build_paths(edges: Sequence[CandidateEdge], tau_2: float = TAU_2, tau_3: float = TAU_3) -> list[JoinPath]:
+    """All candidate paths of 2 and 3 tables (both pools) from scored edges.
 
     Args:
         edges: Scored candidate edges.
-        tau_2h: Minimum f of a 2-hop path.
-        tau_3h: Minimum f of each hop of a 3-hop path.
+        tau_2: Minimum f of a path of 2 tables.
+        tau_3: Minimum f of each join of a path of 3 tables.
 
     Returns:
         Candidate paths, deterministic order.
     """
-    links = _links(edges, tau_2h)
+    links = _links(edges, tau_2)
     paths = []
     for link in links.values():
         best = link.edges[0]
@@ -168,7 +168,7 @@ def build_paths(edges: Sequence[CandidateEdge], tau_2h: float = TAU_2H, tau_3h: 
             if link.kind is JoinKind.EXPLICIT:
                 bridge_cols[e.left_table].add(e.left_column)
                 bridge_cols[e.right_table].add(e.right_column)
-        if link.score >= tau_3h:
+        if link.score >= tau_3:
             a, b = sorted(key)
             adjacency[a].append((b, link))
             adjacency[b].append((a, link))
@@ -196,11 +196,11 @@ def _side_column(edge: CandidateEdge, table: str) -> str:
 
 
 def _path(tables: tuple[str, ...], links: list[_Link], kind: JoinKind) -> JoinPath:
-    hops = tuple(_hop(link.edges, tables[i]) for i, link in enumerate(links))
+    joins = tuple(_join_pairs(link.edges, tables[i]) for i, link in enumerate(links))
     signals = sorted({s for link in links for e in link.edges if _side_column(e, e.left_table) for s in e.signals})
     return JoinPath(
         tables=tables,
-        hops=hops,
+        joins=joins,
         kind=kind,
         score=round(sum(link.score for link in links) / len(links), 4),
         declared=all(link.edges[0].declared for link in links),
@@ -214,8 +214,8 @@ def discover_join_paths(
     *,
     budget: int | None = None,
     lambda_div: float = LAMBDA_DIV,
-    tau_2h: float = TAU_2H,
-    tau_3h: float = TAU_3H,
+    tau_2: float = TAU_2,
+    tau_3: float = TAU_3,
     use_declared: bool = True,
     cross_source_joins: str = DEFAULT_CROSS_SOURCE,
     show_progress: bool = False,
@@ -236,8 +236,8 @@ def discover_join_paths(
         budget: Paths selected per pool (K), kept paths of ``previous`` included;
             ``None``: every candidate path, ranked.
         lambda_div: Weight of newly covered tables in the selection gain.
-        tau_2h: Minimum f of a 2-hop path.
-        tau_3h: Minimum f of each hop of a 3-hop path (should exceed ``tau_2h``).
+        tau_2: Minimum f of a path of 2 tables.
+        tau_3: Minimum f of each join of a path of 3 tables (should exceed ``tau_2``).
         use_declared: Add ``Table.foreign_keys`` as explicit edges.
         cross_source_joins: ``"evidence"`` (joins across two sources need value evidence),
             ``"never"`` or ``"always"`` (provenance ignored).
@@ -271,15 +271,15 @@ def discover_join_paths(
     with stage(seconds, "score"):
         edges = keep_best_parents(score_admissible(profiles, admitted))
         edges = strongest_first(edges + composite_edges(tables, profiles, touching))
-        edges = drop_sibling_references(edges, tau_2h)
+        edges = drop_sibling_references(edges, tau_2)
     with stage(seconds, "paths"):
         kept_edges, kept_paths = _kept(previous)
-        pools = _path_pools(strongest_first(kept_edges + edges), tau_2h, tau_3h, touching, kept_paths)
+        pools = _path_pools(strongest_first(kept_edges + edges), tau_2, tau_3, touching, kept_paths)
     with stage(seconds, "select"):
         selected = [p for kind in JoinKind for p in _select(pools[kind], kept_paths, kind, budget, lambda_div)]
-        passed = [e for e in edges if e.passes(tau_2h)]
+        passed = [e for e in edges if e.passes(tau_2)]
         graph = build_join_graph([t.id for t in tables], kept_edges + passed, kept_paths + selected)
-    _log_outcome(len(tables), edges, pools, selected, tau_2h, touching)
+    _log_outcome(len(tables), edges, pools, selected, tau_2, touching)
     return JoinDiscovery(
         paths=selected,
         edges=edges,
@@ -355,13 +355,13 @@ def _paired(profiles: Sequence[ColumnProfile], pairs: Collection[tuple[int, int]
 
 def _path_pools(
     edges: Sequence[CandidateEdge],
-    tau_2h: float,
-    tau_3h: float,
+    tau_2: float,
+    tau_3: float,
     touching: Collection[str] | None,
     kept: Sequence[JoinPath],
 ) -> dict[JoinKind, list[JoinPath]]:
     """Candidate paths per pool; with ``touching``, only new paths through a touched table."""
-    paths = build_paths(edges, tau_2h, tau_3h)
+    paths = build_paths(edges, tau_2, tau_3)
     if touching is not None:
         wanted, kept_ids = set(touching), {p.path_id for p in kept}
         paths = [p for p in paths if wanted & set(p.tables) and p.path_id not in kept_ids]
@@ -383,7 +383,7 @@ def _log_outcome(
     edges: Sequence[CandidateEdge],
     pools: dict[JoinKind, list[JoinPath]],
     selected: Sequence[JoinPath],
-    tau_2h: float,
+    tau_2: float,
     touching: Collection[str] | None,
 ) -> None:
     scope = "" if touching is None else f" touching {len(touching)} new tables"
@@ -392,7 +392,7 @@ def _log_outcome(
             "Join discovery found no join path among %d tables (%d candidate edges, none with f >= %.2f)",
             n_tables,
             len(edges),
-            tau_2h,
+            tau_2,
         )
         return
     logger.info(

@@ -102,13 +102,13 @@ class CandidateEdge:
         known["signals"] = tuple(known.get("signals", ()))
         return cls(**known)
 
-    def passes(self, tau_2h: float) -> bool:
-        """Whether the edge joins its tables: declared, named, or f >= ``tau_2h``.
+    def passes(self, tau_2: float) -> bool:
+        """Whether the edge joins its tables: declared, named, or f >= ``tau_2``.
 
         Args:
-            tau_2h: Minimum f of a 2-hop path.
+            tau_2: Minimum f of a path of 2 tables.
         """
-        return self.declared or self.named or self.score >= tau_2h
+        return self.declared or self.named or self.score >= tau_2
 
     @property
     def implicit_f(self) -> float:
@@ -172,7 +172,7 @@ def admissible_pairs(
         direction = scoring.inclusion_anchor(a, b, c_ab, c_ba, shared)
         if pattern is None and direction and (i if direction == 1 else j) not in identifiers:
             pattern, referencing = "inclusion", i if direction == 1 else j
-        if sig.sources == {"V"} and jac <= MIN_JACCARD and pattern is None:
+        if sig.found_by == {"V"} and jac <= MIN_JACCARD and pattern is None:
             continue
         admitted[(i, j)] = Admitted(sig, overlap, pattern, referencing)
     return admitted
@@ -232,7 +232,7 @@ def score_admissible(
                 left_column=left.column,
                 right_table=right.table_id,
                 right_column=right.column,
-                signals=tuple(sorted(sig.sources | ({"V"} if shared and jac > MIN_JACCARD else set()))),
+                signals=tuple(sorted(sig.found_by | ({"V"} if shared and jac > MIN_JACCARD else set()))),
                 pattern=pattern if s_str > 0 else None,
                 s_str=round(s_str, 4),
                 s_sem=round(scoring.semantic_score(a, b), 4),
@@ -255,7 +255,7 @@ def score_admissible(
     return strongest_first(edges)
 
 
-def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2h: float) -> list[CandidateEdge]:
+def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2: float) -> list[CandidateEdge]:
     """Drop implicit edges between two columns that reference one same key.
 
     ``Batting.teamID`` and ``SeriesPost.teamIDwinner`` both refer to ``Teams``: their values meet
@@ -264,11 +264,11 @@ def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2h: float) -> li
 
     Args:
         edges: Scored edges.
-        tau_2h: Minimum f of a 2-hop path: what an explicit edge must pass to count as a reference.
+        tau_2: Minimum f of a path of 2 tables: what an explicit edge must pass to count as a reference.
     """
     parents: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for e in edges:
-        if e.explicit and e.passes(tau_2h):
+        if e.explicit and e.passes(tau_2):
             parents.setdefault((e.left_table, e.left_column), set()).add((e.right_table, e.right_column))
     return [
         e

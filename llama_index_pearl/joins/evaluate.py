@@ -19,7 +19,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.joins.conventions import by_convention
-from llama_index_pearl.joins.discovery import TAU_2H, JoinDiscovery, discover_join_paths
+from llama_index_pearl.joins.discovery import TAU_2, JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.tables.table import Table, normalize_column_name
 
@@ -128,27 +128,27 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
 
     Returns:
         ``table_pairs`` and ``column_pairs`` (explicit edges that pass: declared, named or
-        f >= tau_2h), ``by_convention`` (their table pairs per naming-convention class,
+        f >= tau_2), ``by_convention`` (their table pairs per naming-convention class,
         :mod:`~llama_index_pearl.joins.conventions`), ``selected`` (pairs on the selected
-        paths' hops; all and explicit paths only), ``implicit_table_pairs`` (implicit edges
-        with f >= tau_2h) and ``n_paths``.
+        paths' joins; all and explicit paths only), ``implicit_table_pairs`` (implicit edges
+        with f >= tau_2) and ``n_paths``.
     """
     gold_tables, gold_columns, gold_keys = _gold(joins_file)
 
     def quad(e: Any) -> tuple[str, str, str, str]:
         return e.left_table, e.left_column, e.right_table, e.right_column
 
-    explicit = [e for e in result.edges if e.explicit and e.passes(TAU_2H)]
+    explicit = [e for e in result.edges if e.explicit and e.passes(TAU_2)]
     explicit_t, explicit_c = _pairs(quad(e) for e in explicit)
     strongest: dict[Pair, tuple[str, str, str, str]] = {}
     for e in explicit:  # strongest first
         strongest.setdefault(frozenset(e.tables), quad(e))
     conventions = {name: prf(p, g) for name, (p, g) in by_convention(strongest, gold_keys).items()}
-    implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2H)
-    hop_pairs = [quad(p) for path in result.paths for hop in path.hops for p in hop]
-    selected_t, selected_c = _pairs(hop_pairs)
+    implicit_t, _ = _pairs(quad(e) for e in result.edges if not e.explicit and e.score >= TAU_2)
+    path_pairs = [quad(p) for path in result.paths for join in path.joins for p in join]
+    selected_t, selected_c = _pairs(path_pairs)
     selected_explicit_t, _ = _pairs(
-        quad(p) for path in result.paths if path.kind.value == "explicit" for hop in path.hops for p in hop
+        quad(p) for path in result.paths if path.kind.value == "explicit" for join in path.joins for p in join
     )
     return {
         "table_pairs": prf(explicit_t, gold_tables),
@@ -164,7 +164,7 @@ def score_discovery(result: JoinDiscovery, joins_file: Path) -> dict[str, Any]:
             "selected": len(result.paths),
             "explicit": sum(p.kind.value == "explicit" for p in result.paths),
             "implicit": sum(p.kind.value == "implicit" for p in result.paths),
-            "three_hop": sum(len(p.tables) == 3 for p in result.paths),
+            "three_tables": sum(len(p.tables) == 3 for p in result.paths),
             "candidates": result.candidate_paths,
         },
     }
@@ -193,8 +193,8 @@ def evaluate_join_discovery(
 
     Returns:
         JSON-able dict: ``table_pairs`` and ``column_pairs`` (explicit edges that pass),
-        ``by_convention``, ``selected`` (pairs on the selected paths' hops; all and explicit paths only),
-        ``implicit_table_pairs`` (implicit edges with f >= tau_2h vs the same gold),
+        ``by_convention``, ``selected`` (pairs on the selected paths' joins; all and explicit paths only),
+        ``implicit_table_pairs`` (implicit edges with f >= tau_2 vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
     from llama_index_pearl.tables.sources import load_tables
@@ -255,6 +255,6 @@ def format_join_report(result: dict[str, Any]) -> str:
     n = result.get("n_paths", {})
     lines.append(
         f"paths selected: {n.get('selected', 0)} (explicit {n.get('explicit', 0)}, implicit {n.get('implicit', 0)}, "
-        f"3-hop {n.get('three_hop', 0)}); {result['seconds']:.1f}s"
+        f"of 3 tables {n.get('three_tables', 0)}); {result['seconds']:.1f}s"
     )
     return "\n".join(lines)

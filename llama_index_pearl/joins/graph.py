@@ -113,7 +113,7 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
     Args:
         table_ids: All tables (isolated tables stay as nodes).
         edges: The column-pair edges that passed a pool threshold, strongest first.
-        paths: Selected paths; their hops mark graph edges ``selected``.
+        paths: Selected paths; their joins mark graph edges ``selected``.
 
     Returns:
         An undirected graph. Edge attributes: ``column_pairs`` (list of

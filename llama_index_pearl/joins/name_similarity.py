@@ -83,6 +83,6 @@ def name_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, k: int = KN
             for j in right:
                 if profiles[i].table_id != profiles[j].table_id:
                     sig = pairs.setdefault(pair_key(i, j), Signals())
-                    sig.sources.add("B")
+                    sig.found_by.add("B")
                     sig.name_sim = max(sig.name_sim, float(sims[r, c]))
     return tau

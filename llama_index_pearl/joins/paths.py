@@ -1,7 +1,7 @@
 """Join paths: the unit of PEARL's offline augmentation (paper section 3.1.1).
 
-A :class:`JoinPath` is an ordered chain of 2 or 3 tables with the column pairs
-joining each consecutive pair. It is what join discovery selects, what query
+A :class:`JoinPath` is an ordered chain of 2 or 3 tables (a path of n tables has n - 1
+joins) with the column pairs of the join between each consecutive pair. It is what join discovery selects, what query
 generation prompts on, and what vertical partitioning projects.
 
 Pipeline step: joins (docs/architecture.md).
@@ -19,8 +19,8 @@ __all__ = ["ColumnPair", "JoinKind", "JoinPath"]
 
 class JoinKind(str, Enum):
     """Explicit: schema-level (FK naming, identical key names, declared FKs).
-    Implicit: semantic/value-level only. Mixed 3-hop paths are classified by
-    whether the middle table is a structural bridge."""
+    Implicit: semantic/value-level only. A path of 3 tables with one join of each kind is
+    classified by whether the middle table is a structural bridge."""
 
     EXPLICIT = "explicit"
     IMPLICIT = "implicit"
@@ -57,15 +57,15 @@ class JoinPath:
 
     Args:
         tables: Table ids in path order (2 or 3).
-        hops: ``hops[i]`` holds the column pairs joining ``tables[i]`` to
-            ``tables[i + 1]`` (left side = ``tables[i]``), best first.
+        joins: ``joins[i]`` holds the column pairs of the join of ``tables[i]`` to
+            ``tables[i + 1]`` (left side = ``tables[i]``), best first: ``len(tables) - 1`` joins.
         kind: Explicit or implicit (decides the prompt family and unit shape).
         score: The base score f(p) used by selection.
-        declared: Every hop is backed by a declared foreign key.
+        declared: Every join is backed by a declared foreign key.
     """
 
     tables: tuple[str, ...]
-    hops: tuple[tuple[ColumnPair, ...], ...]
+    joins: tuple[tuple[ColumnPair, ...], ...]
     kind: JoinKind
     score: float
     declared: bool = False
@@ -74,11 +74,11 @@ class JoinPath:
     def __post_init__(self) -> None:
         if len(self.tables) < 2:
             raise ValueError(f"A join path needs at least 2 tables, got {self.tables}")
-        if len(self.hops) != len(self.tables) - 1:
-            raise ValueError(f"Path {self.tables} needs {len(self.tables) - 1} hops, got {len(self.hops)}")
-        for i, pairs in enumerate(self.hops):
+        if len(self.joins) != len(self.tables) - 1:
+            raise ValueError(f"Path {self.tables} needs {len(self.tables) - 1} joins, got {len(self.joins)}")
+        for i, pairs in enumerate(self.joins):
             if not pairs:
-                raise ValueError(f"Hop {i} of path {self.tables} has no column pair")
+                raise ValueError(f"Join {i} of path {self.tables} has no column pair")
             for pair in pairs:
                 if (pair.left_table, pair.right_table) != (self.tables[i], self.tables[i + 1]):
                     raise ValueError(f"Column pair {pair} does not join {self.tables[i]} -> {self.tables[i + 1]}")
@@ -87,14 +87,14 @@ class JoinPath:
     def path_id(self) -> str:
         """Stable signature of the path structure (tables, kind, join columns)."""
         parts = [self.kind.value, *self.tables]
-        for pairs in self.hops:
+        for pairs in self.joins:
             parts.extend(f"{p.left_column}={p.right_column}" for p in pairs)
         return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def join_columns(self, table_id: str) -> list[str]:
-        """Columns of ``table_id`` used by any hop of this path."""
+        """Columns of ``table_id`` used by any join of this path."""
         found: list[str] = []
-        for pairs in self.hops:
+        for pairs in self.joins:
             for p in pairs:
                 for t, c in ((p.left_table, p.left_column), (p.right_table, p.right_column)):
                     if t == table_id and c not in found:
@@ -105,7 +105,7 @@ class JoinPath:
         return {
             "path_id": self.path_id,
             "tables": list(self.tables),
-            "hops": [[p.to_dict() for p in pairs] for pairs in self.hops],
+            "joins": [[p.to_dict() for p in pairs] for pairs in self.joins],
             "kind": self.kind.value,
             "score": self.score,
             "declared": self.declared,
@@ -116,7 +116,7 @@ class JoinPath:
     def from_dict(cls, data: dict[str, Any]) -> JoinPath:
         return cls(
             tables=tuple(data["tables"]),
-            hops=tuple(tuple(ColumnPair.from_dict(p) for p in pairs) for pairs in data["hops"]),
+            joins=tuple(tuple(ColumnPair.from_dict(p) for p in pairs) for pairs in data["joins"]),
             kind=JoinKind(data["kind"]),
             score=float(data["score"]),
             declared=bool(data.get("declared", False)),

@@ -20,7 +20,7 @@ __all__ = ["Pairs", "Signals", "pair_key"]
 class Signals:
     """What the generators found for one column pair ``(i, j)``, ``i < j`` by profile index."""
 
-    sources: set[str] = field(default_factory=set)
+    found_by: set[str] = field(default_factory=set)  # the generators that found it: S, B, V, D
     pattern: str | None = None
     strength: float = 0.0
     referencing: int | None = None  # profile index of the FK side when a pattern says so
@@ -41,7 +41,7 @@ class Signals:
             key_by_name: The referenced column's name makes it its table's key.
         """
         strength = scoring.PATTERN_STRENGTH[pattern] * factor
-        self.sources.add("S" if pattern != "declared" else "D")
+        self.found_by.add("S" if pattern != "declared" else "D")
         if strength > self.strength:
             self.pattern, self.strength, self.referencing = pattern, strength, referencing
         # what the name says holds whichever pattern is strongest (same_key_name and fk_name often tie)

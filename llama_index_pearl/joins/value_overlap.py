@@ -12,7 +12,7 @@ columns, or dates that many unrelated columns hold by coincidence; pairing all
 holders with each other grows with the square of the list (measured on the
 synthetic lake: 0.26 M pairs at 1k tables, 10.7 M at 10k). The star keeps every
 foreign key -> key pair; two siblings still pair through values few other
-columns hold, and otherwise meet through the key's table as a 3-hop path.
+columns hold, and otherwise meet through the key's table as a path of 3 tables.
 
 Pipeline step: joins (docs/architecture.md).
 """
@@ -102,7 +102,7 @@ def value_candidates(
     keep = (counts >= MIN_SHARED) & ((jaccard > MIN_JACCARD) | (containment >= 0.5))
     for i, j in zip(lo[keep].tolist(), hi[keep].tolist(), strict=False):
         if i != j and profiles[i].table_id != profiles[j].table_id:
-            pairs.setdefault((i, j), Signals()).sources.add("V")
+            pairs.setdefault((i, j), Signals()).found_by.add("V")
     return skipped
 
 
@@ -177,4 +177,4 @@ def key_lookup_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, max_p
     for (i, j), k in zip(np.column_stack(np.divmod(code, n)).tolist(), shared.tolist(), strict=True):
         p, q = profiles[i], profiles[j]
         if p.table_id != q.table_id and k >= MIN_SHARED and k >= 0.5 * p.n_distinct:
-            pairs.setdefault((min(i, j), max(i, j)), Signals()).sources.add("V")
+            pairs.setdefault((min(i, j), max(i, j)), Signals()).found_by.add("V")

@@ -37,17 +37,17 @@ class JoinHint:
 
     Args:
         tables: The two retrieved tables, in result order.
-        hops: The joins between the two tables: one join, written foreign key side first
-            when known, or two joins chained ``tables[0]`` -> ``via`` -> ``tables[1]``. A join
-            of a composite key carries all its column pairs.
-        via: The intermediate table of a two-hop hint, else ``None``.
+        joins: The joins between the two tables: one join, written foreign key side first
+            when known, or, for a hint through one table, two joins chained ``tables[0]`` ->
+            ``via`` -> ``tables[1]``. A join of a composite key carries all its column pairs.
+        via: The table a hint goes through (not among the retrieved ones), else ``None``.
         alternatives: Other joins between the same two tables (a second key, or a second
             reference: ``teamIDwinner`` and ``teamIDloser``); each is a join on its own, never
             ANDed with the first.
     """
 
     tables: tuple[str, str]
-    hops: tuple[Join, ...]
+    joins: tuple[Join, ...]
     via: str | None = None
     alternatives: tuple[Join, ...] = ()
 
@@ -55,13 +55,13 @@ class JoinHint:
         return {
             "tables": list(self.tables),
             "via": self.via,
-            "hops": [h.to_dict() for h in self.hops],
+            "joins": [j.to_dict() for j in self.joins],
             "alternatives": [a.to_dict() for a in self.alternatives],
         }
 
     def text(self) -> str:
         """``JOIN a.x = m.x (explicit) JOIN m.y = b.y (implicit) [via m]``, alternatives after ``; or``."""
-        line = " ".join(f"JOIN {_text(hop)}" for hop in self.hops)
+        line = " ".join(f"JOIN {_text(join)}" for join in self.joins)
         line = f"{line} [via {self.via}]" if self.via else line
         return "; or ".join([line, *(f"JOIN {_text(a)}" for a in self.alternatives)])
 
@@ -72,7 +72,7 @@ def _oriented(graph: nx.Graph, left: str, right: str) -> list[Join]:
 
 
 def _via(graph: nx.Graph, a: str, b: str) -> str | None:
-    """The best intermediate table: strongest weaker hop, then name (deterministic)."""
+    """The best table to go through: the strongest weaker join, then name (deterministic)."""
     best: tuple[float, str] | None = None
     for middle in sorted(set(graph.neighbors(a)) & set(graph.neighbors(b))):
         strength = min(float(graph.edges[a, middle].get("score", 0.0)), float(graph.edges[middle, b].get("score", 0.0)))
@@ -84,8 +84,8 @@ def _via(graph: nx.Graph, a: str, b: str) -> str | None:
 def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHint]:
     """The joins that connect ``table_ids``, each listed once.
 
-    Every direct join between two of the tables is a hint. A two-hop hint through
-    an intermediate table is added only for a pair the hints so far leave
+    Every direct join between two of the tables is a hint. A hint through one
+    other table (two joins) is added only for a pair the hints so far leave
     unconnected: a join through a retrieved middle table is already spelled out
     by that table's own hints, and repeating it would double every key.
 
@@ -94,7 +94,7 @@ def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHi
         table_ids: Retrieved tables, in result order.
 
     Returns:
-        Direct hints in result order of the pair, then two-hop hints in result order.
+        Direct hints in result order of the pair, then hints through one table in result order.
     """
     present = [t for t in dict.fromkeys(table_ids) if t in graph]
     connected = nx.utils.UnionFind(present)
@@ -106,8 +106,8 @@ def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHi
             connected.union(a, b)
     for a, b in combinations(present, 2):
         if connected[a] != connected[b] and (middle := _via(graph, a, b)) is not None:
-            hops = (_oriented(graph, a, middle)[0], _oriented(graph, middle, b)[0])
-            hints.append(JoinHint((a, b), hops, via=middle))
+            joins = (_oriented(graph, a, middle)[0], _oriented(graph, middle, b)[0])
+            hints.append(JoinHint((a, b), joins, via=middle))
             connected.union(a, b)
     return hints
 

@@ -56,7 +56,7 @@ class ResultNodes:
     def nodes(
         self, ranked: Sequence[PooledTable], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
     ) -> list[NodeWithScore]:
-        """One ``NodeWithScore`` per hit, the join hints of this result set in each node's metadata.
+        """One ``NodeWithScore`` per retrieved table, the join hints of this result set in each node's metadata.
 
         Args:
             ranked: The retrieved tables, best first.
@@ -92,11 +92,11 @@ class ResultNodes:
             if cached is None or cached[0] is not hint:
                 cached = self._hint_dicts[id(hint)] = (hint, hint.to_dict())
         data = cached[1]
-        hops, alternatives = (
+        joins, alternatives = (
             [{**join, "column_pairs": [list(pair) for pair in join["column_pairs"]]} for join in data[part]]
-            for part in ("hops", "alternatives")
+            for part in ("joins", "alternatives")
         )
-        return {"tables": list(data["tables"]), "via": data["via"], "hops": hops, "alternatives": alternatives}
+        return {"tables": list(data["tables"]), "via": data["via"], "joins": joins, "alternatives": alternatives}
 
     def _node(
         self, hit: PooledTable, units: Mapping[str, UnitInfo], hints: list[JoinHint], include_join_hints_in_text: bool

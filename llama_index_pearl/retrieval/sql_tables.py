@@ -169,12 +169,12 @@ def join_keys_text(
     for hint in join_hints:
         if table_id not in hint["tables"]:
             continue
-        hops = [_join(hop) for hop in hint["hops"]]
+        joins = [_join(join) for join in hint["joins"]]
         if not hint.get("via"):
-            hops = [_read_from(table_id, join) for join in hops]
-        elif hops[0].left_table != table_id:  # a chain to this table: walked backwards, each join reversed
-            hops = [join.reversed() for join in reversed(hops)]
-        clause = " ".join(_clause(join, name, quote) for join in hops)
+            joins = [_read_from(table_id, join) for join in joins]
+        elif joins[0].left_table != table_id:  # a chain to this table: walked backwards, each join reversed
+            joins = [join.reversed() for join in reversed(joins)]
+        clause = " ".join(_clause(join, name, quote) for join in joins)
         if hint.get("via"):
             clause += f" ({quote(name(hint['via']))} is not among the tables shown)"
         alternatives = [_read_from(table_id, _join(alt)) for alt in hint.get("alternatives", [])]

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 import pandas as pd
 
@@ -25,11 +25,15 @@ from llama_index_pearl.tables.files import CsvOptions, read_csv_file, read_parqu
 from llama_index_pearl.tables.sql import tables_from_sql
 from llama_index_pearl.tables.table import DEFAULT_MAX_ROWS_READ, Table, unique_column_names
 
+if TYPE_CHECKING:
+    from llama_index.core import SQLDatabase
+    from sqlalchemy.engine import Engine
+
 __all__ = [
     "DEFAULT_MAX_ROWS_READ",
     "CsvOptions",
     "SkippedFile",
-    "TableSource",
+    "TablesInput",
     "TablesRead",
     "load_tables",
     "read_table_file",
@@ -41,13 +45,15 @@ logger = logging.getLogger(__name__)
 
 TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
 MAX_RENAMES_SHOWN = 3  # renamed columns a warning lists, skipped files an error lists
-TableSource = Union[
-    Mapping[str, pd.DataFrame],
+# What a build or an insert reads tables from (the word "source" is kept for provenance, ``Table.source``).
+TablesInput: TypeAlias = Union[
+    Mapping[str, Union[pd.DataFrame, Table]],  # table id -> its rows
     Iterable[Table],
-    Iterable[str | Path],
-    str,
+    Iterable[Union[str, Path]],  # CSV/Parquet files
+    str,  # a folder, a file, or a SQLAlchemy URL
     Path,
-    Any,  # SQLAlchemy Engine or llama_index SQLDatabase
+    "Engine",  # SQLAlchemy
+    "SQLDatabase",  # LlamaIndex
 ]
 
 
@@ -71,16 +77,16 @@ class TablesRead:
 
 
 def read_tables(
-    source: TableSource,
+    tables: TablesInput,
     *,
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
     strict: bool = False,
 ) -> TablesRead:
-    """Load tables from any supported source, skipping table files that cannot be read.
+    """Load tables from any supported input, skipping table files that cannot be read.
 
     Args:
-        source: a ``dict`` of id to DataFrame; an iterable of :class:`Table`; a
+        tables: a ``dict`` of id to DataFrame; an iterable of :class:`Table`; a
             folder of CSV/Parquet files or an iterable of such paths (id = file
             stem); a SQLAlchemy URL string (``sqlite:///db.sqlite``), ``Engine``,
             or LlamaIndex ``SQLDatabase`` (every table, with declared foreign keys).
@@ -96,23 +102,23 @@ def read_tables(
         The tables, in a stable order, and the files skipped.
 
     Raises:
-        ValueError: unsupported source, duplicate table ids, an invalid table, every
+        ValueError: an unsupported input, duplicate table ids, an invalid table, every
             file unreadable, or (``strict``) one unreadable file; the message names the culprit.
     """
     _check_max_rows(max_rows_read)
     options = CsvOptions.of(csv_options)
     skipped: list[SkippedFile] = []
-    tables = [t.sample(max_rows_read) for t in _dispatch(source, max_rows_read, options, strict, skipped)]
-    if skipped and not tables:
+    read = [t.sample(max_rows_read) for t in _dispatch(tables, max_rows_read, options, strict, skipped)]
+    if skipped and not read:
         more = f"; and {len(skipped) - MAX_RENAMES_SHOWN} more" if len(skipped) > MAX_RENAMES_SHOWN else ""
         reasons = "; ".join(f.reason for f in skipped[:MAX_RENAMES_SHOWN]) + more
         raise ValueError(f"No table could be read: {reasons}")
-    _check_unique_ids(tables)
-    return TablesRead(tables, skipped)
+    _check_unique_ids(read)
+    return TablesRead(read, skipped)
 
 
 def load_tables(
-    source: TableSource,
+    tables: TablesInput,
     *,
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
@@ -121,16 +127,16 @@ def load_tables(
     """The tables of :func:`read_tables` (files that cannot be read are skipped, each with a warning).
 
     Args:
-        source: As in :func:`read_tables`.
+        tables: As in :func:`read_tables`.
         max_rows_read: As in :func:`read_tables`.
         csv_options: As in :func:`read_tables`.
         strict: As in :func:`read_tables`.
     """
-    return read_tables(source, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
+    return read_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
 
 
 def _dispatch(
-    source: TableSource, max_rows_read: int | None, options: CsvOptions, strict: bool, skipped: list[SkippedFile]
+    given: TablesInput, max_rows_read: int | None, options: CsvOptions, strict: bool, skipped: list[SkippedFile]
 ) -> list[Table]:
     def read(path: Path) -> Table | None:
         try:
@@ -142,28 +148,28 @@ def _dispatch(
             skipped.append(SkippedFile(str(path), str(exc)))
             return None
 
-    if _is_sql_source(source):
-        return tables_from_sql(source, max_rows_read=max_rows_read)
-    if isinstance(source, (str, Path)):
-        path = Path(source)
+    if _is_sql_database(given):
+        return tables_from_sql(given, max_rows_read=max_rows_read)
+    if isinstance(given, (str, Path)):
+        path = Path(given)
         if path.is_dir():
             return _tables_from_folder(path, read)
         if path.is_file():
             return _read_all([path], read)
-        raise ValueError(f"Table source {str(source)!r} is neither a folder, a file nor a SQLAlchemy URL")
-    if isinstance(source, Mapping):
-        return [_table_from_mapping_item(key, value) for key, value in source.items()]
-    if isinstance(source, pd.DataFrame):
+        raise ValueError(f"Cannot read tables from {str(given)!r}: it is neither a folder, a file nor a SQLAlchemy URL")
+    if isinstance(given, Mapping):
+        return [_table_from_mapping_item(key, value) for key, value in given.items()]
+    if isinstance(given, pd.DataFrame):
         raise ValueError("A single DataFrame has no id: pass {'my_table': df} instead")
-    if isinstance(source, Iterable):
-        items = list(source)
+    if isinstance(given, Iterable):
+        items = list(given)
         if all(isinstance(item, Table) for item in items):
             return list(items)
         if all(isinstance(item, (str, Path)) for item in items):
             return _read_all([Path(item) for item in items], read)
         kinds = sorted({type(item).__name__ for item in items})
         raise ValueError(f"A table list must hold only Table objects or file paths, got {kinds}")
-    raise ValueError(f"Unsupported table source of type {type(source).__name__}")
+    raise ValueError(f"Cannot read tables from a {type(given).__name__}: see load_tables for what it reads")
 
 
 def _read_all(paths: Iterable[Path], read: Callable[[Path], Table | None]) -> list[Table]:
@@ -281,8 +287,8 @@ def _renamed(path: Path, names: list[str]) -> list[str]:
     return unique
 
 
-def _is_sql_source(source: Any) -> bool:
-    if isinstance(source, str) and "://" in source:
+def _is_sql_database(given: Any) -> bool:
+    if isinstance(given, str) and "://" in given:
         return True
-    module = type(source).__module__
-    return module.startswith("sqlalchemy") or type(source).__name__ == "SQLDatabase"
+    module = type(given).__module__
+    return module.startswith("sqlalchemy") or type(given).__name__ == "SQLDatabase"

@@ -159,7 +159,7 @@ def serialize_views(
     """Render views (and an optional leading question) within a token budget.
 
     Args:
-        views: One view for an original or sub-entry, several for a joined entry.
+        views: One view for an original or implicit unit, several for an explicit unit.
         prefix: Text placed first, e.g. the generated question.
         max_tokens: Encoder window; ``None`` means no limit. Headers and the
             prefix are always kept; rows are added round-robin across views
