@@ -50,7 +50,7 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.stores import exact_faiss_store, one_faiss_thread
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.tables.sources import load_tables
+from llama_index_pearl.tables.inputs import load_tables
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from llama_index_pearl.index import PearlTableIndex
     from llama_index_pearl.retrieval.retriever import PearlRetriever
     from llama_index_pearl.storage.incremental import UpdateReport
-    from llama_index_pearl.tables.sources import load_tables
+    from llama_index_pearl.tables.inputs import load_tables
     from llama_index_pearl.tables.table import ForeignKey, Table
     from llama_index_pearl.text.serialization import TableView
 
@@ -40,7 +40,7 @@ _PUBLIC = {
     "Table": "llama_index_pearl.tables.table",
     "TableView": "llama_index_pearl.text.serialization",
     "UpdateReport": "llama_index_pearl.storage.incremental",
-    "load_tables": "llama_index_pearl.tables.sources",
+    "load_tables": "llama_index_pearl.tables.inputs",
     "register_generator": "llama_index_pearl.generation",
 }
 __all__ = [

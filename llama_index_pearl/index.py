@@ -52,7 +52,7 @@ from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.storage.locks import ReadWriteLock, holding
 from llama_index_pearl.storage.persistence import load_index, persist_index
-from llama_index_pearl.tables.sources import TablesInput
+from llama_index_pearl.tables.inputs import TablesInput
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import finite_query_vector
 from llama_index_pearl.text.serialization import Serializer
@@ -139,7 +139,7 @@ class PearlTableIndex:
         """Build an index over tables.
 
         Args:
-            tables: Anything :func:`~llama_index_pearl.tables.sources.load_tables` accepts:
+            tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts:
                 ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
             config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,

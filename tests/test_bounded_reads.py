@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from llama_index_pearl import PearlTableIndex, load_tables
-from llama_index_pearl.tables.sources import DEFAULT_MAX_ROWS_READ, read_table_file
+from llama_index_pearl.tables.inputs import DEFAULT_MAX_ROWS_READ, read_table_file
 
 
 def _sqlite(path, n_rows: int):

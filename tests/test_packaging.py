@@ -12,7 +12,7 @@ import pytest
 
 import llama_index_pearl
 from llama_index_pearl.cli import main
-from llama_index_pearl.tables.sources import read_table_file
+from llama_index_pearl.tables.inputs import read_table_file
 
 tomllib = pytest.importorskip("tomllib")
 ROOT = Path(__file__).resolve().parents[1]

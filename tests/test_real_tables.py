@@ -10,7 +10,7 @@ from llama_index_pearl.joins import discover_join_paths, extend_join_paths
 from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.joins.profiles import profile_column, profile_tables
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
-from llama_index_pearl.tables.sources import load_tables
+from llama_index_pearl.tables.inputs import load_tables
 from llama_index_pearl.tables.table import Table
 
 EMB = TrigramEmbedding()

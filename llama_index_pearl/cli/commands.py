@@ -164,7 +164,7 @@ def _folder_joins(source: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Discovery on a folder, file or database: the joins found, scored against a ``joins.jsonl`` beside it."""
     from llama_index_pearl.joins import discover_join_paths, format_join_report
     from llama_index_pearl.joins.evaluate import score_discovery
-    from llama_index_pearl.tables.sources import load_tables
+    from llama_index_pearl.tables.inputs import load_tables
 
     started = time.perf_counter()
     config = config_from_args(args)

@@ -46,7 +46,7 @@ from llama_index_pearl.generation import (
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.joins.stars import join_stars
-from llama_index_pearl.tables.sources import TablesInput, TablesRead, read_tables
+from llama_index_pearl.tables.inputs import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
     encoder_window,

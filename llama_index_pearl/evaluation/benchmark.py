@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl.corpus.stores import unit_vectors
-from llama_index_pearl.tables.sources import read_table_file
+from llama_index_pearl.tables.inputs import read_table_file
 from llama_index_pearl.tables.table import Table
 
 __all__ = [

@@ -197,7 +197,7 @@ def evaluate_join_discovery(
         ``implicit_table_pairs`` (implicit edges with f >= tau_2 vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
-    from llama_index_pearl.tables.sources import load_tables
+    from llama_index_pearl.tables.inputs import load_tables
 
     bench_dir = Path(bench_dir)
     seconds: dict[str, float] = {}

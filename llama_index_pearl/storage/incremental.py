@@ -42,7 +42,7 @@ from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache
 from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
 from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.storage.state import IndexState
-from llama_index_pearl.tables.sources import TablesInput, read_tables
+from llama_index_pearl.tables.inputs import TablesInput, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 

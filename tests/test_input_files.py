@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from llama_index_pearl import load_tables
-from llama_index_pearl.tables.sources import read_table_file
+from llama_index_pearl.tables.inputs import read_table_file
 
 
 def _csv(tmp_path, name: str, text: str, encoding: str = "utf-8"):

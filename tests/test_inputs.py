@@ -1,4 +1,4 @@
-"""Tables in: every supported source, and bad input reported by name."""
+"""Tables in: every supported input, and bad input reported by name."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_a_repeated_csv_header_gets_pandas_names_and_one_warning_naming_the_file
 
 
 def test_a_file_that_cannot_be_read_is_skipped_with_a_warning_and_the_others_are_read(tmp_path, caplog):
-    from llama_index_pearl.tables.sources import read_tables
+    from llama_index_pearl.tables.inputs import read_tables
 
     (tmp_path / "good.csv").write_text("id,name\n1,Ann\n")
     (tmp_path / "broken.csv").write_bytes(bytes(64))
