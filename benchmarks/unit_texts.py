@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from llama_index_pearl import PearlTableIndex
+from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.cli.options import GENERATION_SAMPLING
+from llama_index_pearl.evaluation.ablations import Ablation, build_ablated
 from llama_index_pearl.evaluation.benchmark import Benchmark, evaluate_rankings, load_benchmark
 from llama_index_pearl.generation import reorder_rows_for_path
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT, LexicalScorer
@@ -70,18 +71,15 @@ class Built:
 
 def build(bench_dir: str, titles: bool, random_query: bool, llm: Any = None, cache_dir: str | None = None) -> Built:
     bench = load_benchmark(bench_dir, titles=titles)
+    config = PearlConfig(include_titles=titles)
     kwargs: dict[str, Any] = {}
     if llm is not None:
         from llama_index_pearl import LLMQueryGenerator
 
         # a shared local server can queue a request for minutes; a timeout would only drop paid-for work
-        kwargs = {
-            "llm": llm,
-            "generator": LLMQueryGenerator(llm, timeout=900),
-            "concurrency": 1,
-            "cache_dir": cache_dir,
-        }
-    index = PearlTableIndex.from_tables(bench.tables, include_titles=titles, random_query=random_query, **kwargs)
+        kwargs = {"llm": llm, "generator": LLMQueryGenerator(llm, timeout=900)}
+        config = PearlConfig.with_overrides(config, concurrency=1, cache_dir=cache_dir)
+    index = build_ablated(bench.tables, Ablation(random_query=random_query), config=config, **kwargs)
     questions = embed_queries(index.embed_model, [q.question for q in bench.queries])
     return Built(bench, index, questions)
 
@@ -173,7 +171,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bench", action="append", required=True, help="benchmark folder (repeat)")
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: all")
     parser.add_argument("--no-titles", action="store_true")
-    parser.add_argument("--random-query", action="store_true", help="single-hop questions for every table (FeTaQA)")
+    parser.add_argument(
+        "--random-query",
+        action="store_true",
+        help="ablation: questions for every table, no paths (FeTaQA)",
+    )
     parser.add_argument("--weights", default="", help="lexical weights to try besides the shipped one")
     parser.add_argument("--llm-base", help="OpenAI-compatible server: LLM-written questions (default: heuristic)")
     parser.add_argument("--cache-dir", default="runs/llm_cache", help="generation cache (with --llm-base)")

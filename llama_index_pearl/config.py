@@ -29,7 +29,7 @@ from llama_index_pearl.text.serialization import (
     DEFAULT_TABLE_TEXT_CHARS,
 )
 
-__all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "option_fields"]
+__all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "check_field", "option", "option_fields"]
 
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
@@ -42,7 +42,8 @@ DEFAULT_CONCURRENCY = 4
 GROUPS = ("reading", "discovery", "generation", "views", "serialization")
 
 
-def _option(default: Any, group: str, help: str, **meta: Any) -> Any:
+def option(default: Any, group: str, help: str, **meta: Any) -> Any:
+    """A field of an options dataclass with its metadata (see above); ``pearl`` derives its flag from it."""
     return field(default=default, metadata={"group": group, "help": help, **meta})
 
 
@@ -76,18 +77,11 @@ class PearlConfig:
             the heuristic does not cache).
         single_hop_questions: Questions per single-hop table (default: the
             generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
-        include_originals: Keep each table's own units: its original (whole table) and,
-            with ``augment``, its schema unit.
-        explicit_only: Ablation: joined entries of explicit paths only.
-        implicit_only: Ablation: sub-entries of implicit paths only.
         single_hop: Add per-table questions for tables in no selected path
             (paper appendix E; use it for single-table corpora).
         star_units: Add a unit per fact table (one referencing three or more tables by key joins)
             naming it and its dimensions (:mod:`~llama_index_pearl.joins.stars`), so a question that
             reads a fact and several dimensions finds them together.
-        random_view: Ablation: random column subsets instead of path units.
-        random_query: Ablation: per-table questions for every table, no paths.
-        seed: Seed of the random ablations.
         include_titles: Render table titles and descriptions in units.
         max_rows: Rows per table view (paper appendix B.2: 10): what the query generator is
             shown and what the lexical index reads.
@@ -103,90 +97,78 @@ class PearlConfig:
             exclude each other; the message names the field.
     """
 
-    max_rows_read: int | None = _option(
+    max_rows_read: int | None = option(
         DEFAULT_MAX_ROWS_READ, "reading", "leading rows read per table (default 10000)", min=1
     )
     csv_options: CsvOptions = field(
         default_factory=CsvOptions,
         metadata={"group": "reading", "help": "CSV encoding/delimiter/quotechar", "update": True},
     )
-    strict: bool = _option(
+    strict: bool = option(
         False,
         "reading",
         "stop at the first table file that cannot be read (default: skip it with a warning naming it)",
         persist=False,
         update=True,
     )
-    augment: bool = _option(
+    augment: bool = option(
         True,
         "discovery",
         "discover join paths and generate units (False: whole tables only)",
         off="index whole tables only: no join discovery, no generated questions (the whole-table baseline)",
     )
-    budget: int | None = _option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
-    lambda_div: float = _option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
-    use_declared_joins: bool = _option(
+    budget: int | None = option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
+    lambda_div: float = option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
+    use_declared_joins: bool = option(
         True,
         "discovery",
         "use foreign keys declared by SQL sources",
         flag="--no-declared-joins",
         off="ignore the foreign keys SQL sources declare: find every join from names and values",
     )
-    cross_source_joins: str = _option(
+    cross_source_joins: str = option(
         DEFAULT_CROSS_SOURCE,
         "discovery",
         "joins between tables of different sources (default: only on value evidence)",
         choices=CROSS_SOURCE_POLICIES,
     )
-    concurrency: int = _option(
+    concurrency: int = option(
         DEFAULT_CONCURRENCY, "generation", "LLM requests in flight", min=1, persist=False, update=True
     )
-    cache_dir: str | None = _option(
+    cache_dir: str | None = option(
         None,
         "generation",
         "generation cache folder (LLM default: ~/.cache/llama-index-pearl)",
         persist=False,
         update=True,
     )
-    single_hop_questions: int | None = _option(
+    single_hop_questions: int | None = option(
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
     )
-    include_originals: bool = _option(
-        True,
-        "views",
-        "keep each table's own units (whole table, and schema)",
-        flag="--no-originals",
-        off="ablation: index only the generated units, not each table's own (whole table, schema)",
-    )
-    explicit_only: bool = _option(False, "views", "ablation: joined entries of explicit paths only")
-    implicit_only: bool = _option(False, "views", "ablation: sub-entries of implicit paths only")
-    single_hop: bool = _option(False, "views", "per-table questions for tables in no path (paper appendix E)")
-    star_units: bool = _option(
+    single_hop: bool = option(False, "views", "per-table questions for tables in no path (paper appendix E)")
+    star_units: bool = option(
         True,
         "views",
         "a unit per fact table that references 4+ tables: it and its dimensions (star and snowflake joins)",
         flag="--no-star-units",
         off="no star units: a fact table and its dimensions are found through join paths of 2-3 tables only",
     )
-    random_view: bool = _option(False, "views", "ablation: random column subsets instead of path units")
-    random_query: bool = _option(False, "views", "ablation: per-table questions for every table, no paths")
-    seed: int = _option(0, "views", "seed of the random ablations")
-    include_titles: bool = _option(
+    include_titles: bool = option(
         DEFAULT_INCLUDE_TITLES,
         "serialization",
         "render table titles",
         flag="--no-titles",
         off="leave table titles and descriptions out of the indexed texts",
     )
-    max_rows: int = _option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
-    embedded_rows: int = _option(
+    max_rows: int = option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
+    embedded_rows: int = option(
         DEFAULT_EMBEDDED_ROWS,
         "serialization",
         f"rows per table in the embedded text (default {DEFAULT_EMBEDDED_ROWS}); the view's other rows reach only "
         "the lexical index",
         min=0,
     )
-    table_text_chars: int = _option(
+    table_text_chars: int = option(
         DEFAULT_TABLE_TEXT_CHARS,
         "serialization",
         f"characters of a table's text given to an LLM (default {DEFAULT_TABLE_TEXT_CHARS:,}); columns and rows "
@@ -200,12 +182,9 @@ class PearlConfig:
             if not isinstance(self.cache_dir, (str, os.PathLike)):
                 raise ValueError(f"cache_dir must be a folder path or None, got {self.cache_dir!r}")
             object.__setattr__(self, "cache_dir", os.fspath(self.cache_dir))
-        for option in option_fields():
-            if option.name not in ("csv_options", "cache_dir"):
-                _check(option, getattr(self, option.name))
-        for a, b in (("explicit_only", "implicit_only"), ("random_view", "random_query")):
-            if getattr(self, a) and getattr(self, b):
-                raise ValueError(f"{a} and {b} exclude each other")
+        for declared in option_fields():
+            if declared.name not in ("csv_options", "cache_dir"):
+                check_field(declared, getattr(self, declared.name))
 
     @classmethod
     def with_overrides(cls, config: PearlConfig | None = None, **overrides: Any) -> PearlConfig:
@@ -264,9 +243,9 @@ def option_fields() -> tuple[dataclasses.Field, ...]:
 _EXPECTED = (("bool", "True or False"), ("int", "an integer"), ("float", "a finite number"), ("", "a string"))
 
 
-def _check(option: dataclasses.Field, value: Any) -> None:
-    """Type and range of one field, from its annotation and metadata."""
-    name, kind, meta = option.name, str(option.type), option.metadata
+def check_field(declared: dataclasses.Field, value: Any) -> None:
+    """Type and range of one field's value, from its annotation and metadata (``ValueError`` naming the field)."""
+    name, kind, meta = declared.name, str(declared.type), declared.metadata
     if value is None and "None" in kind:
         return
     if kind.startswith("bool"):

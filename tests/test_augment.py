@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import Table
-from llama_index_pearl.corpus.augment import path_units, random_view_units
+from llama_index_pearl.corpus.augment import path_units
 from llama_index_pearl.generation import GeneratedQuery, GenerationResult
 from llama_index_pearl.joins import ColumnPair, JoinKind, JoinPath
 from llama_index_pearl.text.serialization import Serializer
@@ -68,10 +68,3 @@ def test_join_overlapping_rows_come_first_in_views(tables):
 def test_skipped_generation_makes_no_unit(tables):
     skipped = GenerationResult(request_id="p", queries=[], skipped_reason="garbage")
     assert path_units(_path(JoinKind.EXPLICIT), skipped, tables, Serializer()) == []
-
-
-def test_random_views_match_the_requested_count_and_carry_no_question(tables):
-    units = random_view_units(list(tables.values()), 5, Serializer(), seed=1)
-    assert len(units) == 5
-    assert all(u.metadata["question"] is None and u.metadata["kind"] == "random_view" for u in units)
-    assert len({u.node_id for u in units}) == 5

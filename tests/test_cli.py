@@ -241,9 +241,10 @@ def test_index_and_eval_accept_the_same_build_options():
         return {o for a in subcommands[name]._actions for o in a.option_strings}
 
     build = {"--llm-base", "--llm-model", "--embed-model", "--budget", "--cache-dir", "--no-provenance"}
-    build |= {"--cross-source-joins", "--single-hop", "--explicit-only", "--no-fallback", "--concurrency"}
+    build |= {"--cross-source-joins", "--single-hop", "--no-fallback", "--concurrency"}
     assert build <= options("index") and build <= options("eval")
     assert options("index") - options("eval") == {"--out", "--estimate"}
+    assert options("eval") - options("index") >= {"--explicit-only", "--random-view", "--no-originals"}  # ablations
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
@@ -343,9 +344,9 @@ def test_build_flags_become_the_config_the_library_builds_with():
     from llama_index_pearl.cli.options import config_from_args
     from llama_index_pearl.config import PearlConfig
 
-    argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-originals", "--lambda-div", "0.2"]
+    argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-star-units", "--lambda-div", "0.2"]
     config = config_from_args(full_parser().parse_args(argv))
-    assert config == PearlConfig(budget=3, include_titles=False, include_originals=False, lambda_div=0.2)
+    assert config == PearlConfig(budget=3, include_titles=False, star_units=False, lambda_div=0.2)
 
 
 ESC_NAME = "sing\x1b]0;pwned\x07er"  # sets the terminal's title and rings its bell when printed raw

@@ -23,11 +23,6 @@ def test_a_bad_value_is_refused_naming_the_field(field, value, message):
         PearlConfig(**{field: value})
 
 
-def test_contradictory_ablations_are_refused():
-    with pytest.raises(ValueError, match="explicit_only and implicit_only"):
-        PearlConfig(explicit_only=True, implicit_only=True)
-
-
 def test_optional_numbers_accept_none():
     config = PearlConfig(budget=None, max_rows_read=None, single_hop_questions=None)
     assert config.budget is None and config.max_rows_read is None

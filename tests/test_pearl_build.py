@@ -121,14 +121,6 @@ def test_estimate_cost_counts_requests_the_cache_already_answers(chain_tables, h
     assert estimate["requests"] > estimate["cached_requests"]
 
 
-def test_random_query_mode_questions_every_table_and_skips_join_discovery(chain_tables, hashing_embedding):
-    index = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, random_query=True)
-    kinds = index.report.units_by_kind
-    assert set(kinds) == {"original", "schema", "single_hop"}
-    assert {u.metadata["table_ids"][0] for u in index.units if u.metadata["kind"] == "single_hop"} == set(chain_tables)
-    assert "discovery" not in index.report.seconds and index.join_graph.number_of_edges() == 0
-
-
 def test_heuristic_build_indexes_every_candidate_path_by_default(chain_tables, hashing_embedding):
     everything = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding)
     capped = PearlTableIndex.from_tables(chain_tables, embed_model=hashing_embedding, budget=1)

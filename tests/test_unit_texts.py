@@ -52,10 +52,6 @@ def test_the_whole_table_baseline_has_no_schema_units(tables):
     assert set(_units(tables, augment=False)) == {"original"}
 
 
-def test_without_originals_a_table_gets_no_unit_of_its_own(tables):
-    assert _units(tables, include_originals=False) == {}
-
-
 def test_a_joined_entry_embeds_the_question_and_one_row_of_each_projected_table(tables):
     path = JoinPath(
         ("singer", "concert"), ((ColumnPair("singer", "singer_id", "concert", "singer_id"),),), JoinKind.EXPLICIT, 1.2

@@ -11,9 +11,11 @@ from llama_index_pearl.cli.evaluate import METHODS
 from llama_index_pearl.cli.options import (
     add_build_options,
     add_discovery_options,
+    add_field_options,
     add_retrieval_options,
     positive_int,
 )
+from llama_index_pearl.evaluation.ablations import ABLATION_GROUP, ablation_fields
 from llama_index_pearl.evaluation.benchmark import DEFAULT_KS
 
 __all__ = ["add_command_arguments"]
@@ -80,6 +82,7 @@ def _eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values of R@k, C@k")
     parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
     add_build_options(parser)
+    add_field_options(parser, ablation_fields(), (ABLATION_GROUP,))
     add_retrieval_options(parser)
 
 

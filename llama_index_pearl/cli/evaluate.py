@@ -20,6 +20,7 @@ from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+from llama_index_pearl.evaluation.ablations import Ablation, ablation_fields, build_ablated
 from llama_index_pearl.evaluation.benchmark import (
     Benchmark,
     evaluate_rankings,
@@ -66,6 +67,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         result, index = _rank_with_index(bench, built, args, ks, depth)
     rankings = result.pop("rankings")
     slot_metrics = result.pop("slot_metrics", {})
+    ablation = result.pop("ablation", Ablation())
     result = {
         "bench": bench.name,
         "method": args.method,
@@ -77,7 +79,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
     }
     if args.method == "pearl" and index is not None:
-        result.update(_llm_report(index))
+        result.update(_llm_report(index, ablation))
         if any(q.sql for q in bench.queries):
             from llama_index_pearl.evaluation.hint_recall import evaluate_join_hints
 
@@ -138,7 +140,10 @@ def _rank_with_index(
 ) -> tuple[dict[str, Any], PearlTableIndex]:
     """Build the index, rank every question in one batch, time single questions on a sample."""
     started = time.perf_counter()
-    index = PearlTableIndex.from_tables(bench.tables, show_progress=args.verbose, **vars(built))
+    ablation = Ablation(**{f.name: getattr(args, f.name) for f in ablation_fields()})
+    if args.method != "pearl":  # the baselines index whole tables: nothing to leave out
+        ablation = Ablation()
+    index = build_ablated(bench.tables, ablation, show_progress=args.verbose, **vars(built))
     index_seconds = time.perf_counter() - started
     retriever = index.as_retriever(similarity_top_k=depth, lexical_weight=args.lexical_weight)
     questions = [q.question for q in bench.queries]
@@ -150,6 +155,7 @@ def _rank_with_index(
     )
     result = {
         "rankings": rankings,
+        "ablation": ablation,
         "slot_metrics": _slot_metrics(index, bench.queries, ks, args.lexical_weight),
         "n_units": len(index.units),
         "index_seconds": round(index_seconds, 2),
@@ -172,11 +178,12 @@ def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def _llm_report(index: PearlTableIndex) -> dict[str, Any]:
+def _llm_report(index: PearlTableIndex, ablation: Ablation) -> dict[str, Any]:
     generation = index.report.generation
     views = [f for f in option_fields() if f.metadata["group"] == "views" and f.type == "bool"]
     return {
-        "ablations": [f.name for f in views if getattr(index.config, f.name) != f.default],
+        # the paper's ablations, and the views off their default (star units, single-table questions)
+        "ablations": [*ablation.names(), *(f.name for f in views if getattr(index.config, f.name) != f.default)],
         "llm": {
             "model": index.generator_name,
             "paths": index.report.n_paths,

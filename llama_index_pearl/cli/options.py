@@ -11,7 +11,8 @@ Pipeline step: cli (docs/architecture.md).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "add_build_options",
     "add_config_options",
     "add_discovery_options",
+    "add_field_options",
     "add_provenance_option",
     "build_arguments",
     "config_from_args",
@@ -36,7 +38,10 @@ __all__ = [
 
 # a mapping of CSV reading options: set in Python (PearlConfig(csv_options=...)), not on the command line
 NOT_ON_COMMAND_LINE = frozenset({"csv_options"})
-GROUP_TITLES = {"views": "views (the ablations of paper section 4.3)"}
+GROUP_TITLES = {
+    "views": "views (which units a build makes)",
+    "ablations": "ablations (paper section 4.3: leave out a part of PEARL; pearl eval only)",
+}
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -74,8 +79,15 @@ def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] 
     ``--no-name`` (or the field's ``flag``) with the field's ``off`` help (what turning it off
     does); numbers take their ``min``; strings their ``choices``.
     """
+    add_field_options(parser, option_fields(), groups)
+
+
+def add_field_options(
+    parser: argparse.ArgumentParser, declared: Iterable[dataclasses.Field], groups: tuple[str, ...]
+) -> None:
+    """One flag per field of ``groups`` (fields declared with :func:`~llama_index_pearl.config.option`)."""
     sections = {g: parser.add_argument_group(GROUP_TITLES.get(g, g)) for g in groups}
-    for option in option_fields():
+    for option in declared:
         group = option.metadata["group"]
         if group not in sections or option.name in NOT_ON_COMMAND_LINE:
             continue

@@ -6,15 +6,14 @@ first (appendix B.2). An implicit path gives one implicit unit per table
 (question ∥ T̂_i); an explicit path gives one explicit unit
 (question ∥ T̂_1 ∥ … ∥ T̂_n) whose ``table_ids`` run from T_n back to T_1, the
 question's target first, so max-pooling ties favour it. Single-hop questions (appendix E) give one
-question-conditioned sub-table each. The ablations of section 4.3 live here too:
-``random_view`` (random column subsets, no question, same unit count).
+question-conditioned sub-table each. The paper's ablations are no part of a build: ``pearl eval`` makes
+them (:mod:`~llama_index_pearl.evaluation.ablations`) from these same functions.
 
 Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -44,11 +43,9 @@ from llama_index_pearl.text.serialization import Serializer
 __all__ = [
     "AugmentedCorpus",
     "build_augmented_units",
-    "keeps_path",
     "path_requests",
     "path_units",
     "plan_requests",
-    "random_view_units",
     "single_hop_units",
     "star_units",
     "table_units",
@@ -56,7 +53,7 @@ __all__ = [
 
 
 def table_units(tables: Sequence[Table], serializer: Serializer, config: PearlConfig) -> list[TextNode]:
-    """The units each table gets on its own: its original, and with augmentation its schema unit.
+    """The units each table gets on its own: its original unit, and with augmentation its schema unit.
 
     The original is the whole table (header and ``max_rows`` rows), which a question naming
     cell values matches; the schema unit is the header with ``embedded_rows`` rows, which a
@@ -71,23 +68,12 @@ def table_units(tables: Sequence[Table], serializer: Serializer, config: PearlCo
     Args:
         tables: The tables.
         serializer: The index's serializer.
-        config: ``include_originals`` (off: none) and ``augment`` (off: originals only, the whole-table baseline).
+        config: ``augment`` (off: original units only, the whole-table baseline).
     """
-    if not config.include_originals:
-        return []
     units = [original_unit(t, serializer) for t in tables]
     if config.augment:
         units.extend(schema_unit(t, serializer) for t in tables)
     return units
-
-
-def keeps_path(config: PearlConfig, path: JoinPath) -> bool:
-    """Whether the build's ablation flags keep units of ``path``."""
-    if config.explicit_only:
-        return path.kind is JoinKind.EXPLICIT
-    if config.implicit_only:
-        return path.kind is JoinKind.IMPLICIT
-    return True
 
 
 def path_units(
@@ -150,19 +136,6 @@ def star_units(stars: Sequence[JoinStar], tables: Mapping[str, Table], serialize
         views = [headers.view(t, columns[t.id]) for t in members]
         question = star_question(members, {t.id: star.join_columns(t.id) for t in members}, columns)
         units.append(make_unit(UnitKind.STAR, views, headers, question=question, key=star.fact, question_only=True))
-    return units
-
-
-def random_view_units(tables: Sequence[Table], n_units: int, serializer: Serializer, seed: int = 0) -> list[TextNode]:
-    """``n_units`` random projections (uniform non-empty column subsets), no question (appendix B.3)."""
-    rng = random.Random(seed)
-    units = []
-    for i in range(n_units):
-        table = tables[i % len(tables)] if n_units >= len(tables) else rng.choice(list(tables))
-        size = rng.randint(1, len(table.columns))
-        chosen = set(rng.sample(table.columns, size))
-        columns = [c for c in table.columns if c in chosen]
-        units.append(make_unit(UnitKind.RANDOM_VIEW, [serializer.view(table, columns)], serializer, key=str(i)))
     return units
 
 
@@ -235,18 +208,13 @@ def build_augmented_units(
         paths: Selected join paths, for ``generator``.
         generator: LLM or heuristic generator.
         serializer: The index's serializer.
-        config: Which units to make (ablations) and the requests in flight.
+        config: Which units to make (``single_hop``, ``single_hop_questions``) and the requests in flight.
         fallback_paths: Paths beyond the generator's budget: they, and the paths
             ``generator`` skips, go to ``generator.fallback`` (when it has one).
         cache: Generation cache; cached paths make no LLM call.
         show_progress: Progress bar during generation.
     """
-    kept = [] if config.random_query else [p for p in paths if keeps_path(config, p)]
-    extra = [] if config.random_query else [p for p in fallback_paths if keeps_path(config, p)]
-    if config.random_view:
-        n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in [*kept, *extra])
-        units = random_view_units(list(tables.values()), n_units, serializer, config.seed)
-        return AugmentedCorpus(units, None, [*kept, *extra])
+    kept, extra = list(paths), list(fallback_paths)
     requests = plan_requests(tables, kept, generator, config)
     units: list[TextNode] = []
     report = None
@@ -287,8 +255,6 @@ def plan_requests(
 
 
 def _single_hop_tables(tables: Mapping[str, Table], kept: Sequence[JoinPath], config: PearlConfig) -> list[Table]:
-    if config.random_query:
-        return list(tables.values())
     if not config.single_hop:
         return []
     covered = {t for p in kept for t in p.tables}

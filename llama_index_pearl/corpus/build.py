@@ -27,7 +27,6 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import (
     AugmentedCorpus,
     build_augmented_units,
-    keeps_path,
     plan_requests,
     star_units,
     table_units,
@@ -59,12 +58,15 @@ from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
     "BuildReport",
+    "CorpusBuild",
     "IndexParts",
     "build_corpus",
+    "corpus_units",
     "count_kinds",
     "default_generator",
     "discover_for_generator",
     "estimate_generation_cost",
+    "record_generation",
     "selection_budget",
     "serializer_for",
     "split_for_generator",
@@ -223,6 +225,92 @@ def split_for_generator(
     return within, [*beyond, *(p for p in paths if not generator.writes(p))]
 
 
+@dataclass
+class CorpusBuild:
+    """What the units step of a build reads, and the report it writes (one build's tables, encoder, generator).
+
+    :func:`corpus_units` composes its steps into the units a build makes; ``pearl eval``'s ablations
+    (:mod:`~llama_index_pearl.evaluation.ablations`) compose them otherwise. Each step times itself in
+    ``report.seconds``.
+
+    Args:
+        tables: The tables read.
+        model: The encoder (join discovery embeds column names and values with it).
+        generator: The query generator (``None``: no augmentation).
+        serializer: The index's serializer.
+        config: The build settings.
+        report: The build's report.
+        show_progress: Show progress bars.
+    """
+
+    tables: Sequence[Table]
+    model: BaseEmbedding
+    generator: QueryGenerator | None
+    serializer: Serializer
+    config: PearlConfig
+    report: BuildReport
+    show_progress: bool = False
+
+    def own_units(self) -> list[TextNode]:
+        """Each table's own units: its original unit, and with augmentation its schema unit."""
+        with stage(self.report.seconds, "tables"):
+            return table_units(self.tables, self.serializer, self.config)
+
+    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]:
+        """The join graph, the paths the generator writes and those beyond its budget (for its fallback)."""
+        assert self.generator is not None
+        with stage(self.report.seconds, "discovery"):
+            discovery, paths, beyond = discover_for_generator(
+                self.tables, self.model, self.generator, self.config, self.show_progress
+            )
+        return discovery.graph, paths, beyond
+
+    def generate(
+        self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath], config: PearlConfig | None = None
+    ) -> list[TextNode]:
+        """Units of generated questions for ``paths`` (``beyond``: the fallback's), recorded in the report.
+
+        Args:
+            paths: Paths the generator writes.
+            beyond: Paths for the generator's free fallback.
+            config: The settings of this generation (default: the build's).
+        """
+        assert self.generator is not None
+        chosen = config or self.config
+        with stage(self.report.seconds, "generation"):
+            corpus = build_augmented_units(
+                {t.id: t for t in self.tables},
+                paths,
+                self.generator,
+                self.serializer,
+                chosen,
+                fallback_paths=beyond,
+                cache=cache_for(self.generator, chosen.cache_dir),
+                show_progress=self.show_progress,
+            )
+        record_generation(self.report, corpus)
+        return corpus.units
+
+    def stars(self, graph: nx.Graph) -> list[TextNode]:
+        """A unit per fact table of ``graph`` and its dimensions (``config.star_units``; none when off)."""
+        if not self.config.star_units:
+            return []
+        return star_units(join_stars(graph), {t.id: t for t in self.tables}, self.serializer)
+
+
+def corpus_units(build: CorpusBuild) -> tuple[list[TextNode], nx.Graph | None]:
+    """The units a build makes, and its join graph (``None`` without augmentation).
+
+    Each table's own units; with augmentation (paper Algorithm 1) the units of the generated questions of
+    the selected join paths, then a unit per star.
+    """
+    units = build.own_units()
+    if not build.config.augment or build.generator is None:
+        return units, None
+    graph, paths, beyond = build.discover()
+    return [*units, *build.generate(paths, beyond), *build.stars(graph)], graph
+
+
 def build_corpus(
     tables: TablesInput,
     config: PearlConfig,
@@ -232,8 +320,12 @@ def build_corpus(
     generator: QueryGenerator | None = None,
     storage_context: StorageContext | None = None,
     show_progress: bool = False,
+    units_step: Callable[[CorpusBuild], tuple[list[TextNode], nx.Graph | None]] = corpus_units,
 ) -> IndexParts:
     """Run the offline pipeline; the arguments are documented on ``PearlTableIndex.from_tables``.
+
+    Args:
+        units_step: Makes the units (default :func:`corpus_units`; ``pearl eval``'s ablations pass their own).
 
     Raises:
         ValueError: No tables, or no units produced.
@@ -253,14 +345,10 @@ def build_corpus(
         resolved_llm = resolve_llm(llm)
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
-        with stage(report.seconds, "tables"):
-            units = table_units(loaded, serializer, config)
-        graph = None
-        if config.augment and generator is not None:
-            augmented, graph = _augment(loaded, model, generator, serializer, config, report, show_progress)
-            units.extend(augmented)
+        build = CorpusBuild(loaded, model, generator, serializer, config, report, show_progress)
+        units, graph = units_step(build)
         if not units:
-            raise ValueError("The build produced no units (originals disabled and no augmented units)")
+            raise ValueError("The build produced no units")
         with stage(report.seconds, "embed"):
             vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
         with stage(report.seconds, "tables"):
@@ -275,42 +363,8 @@ def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:
     return read_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict)
 
 
-def _augment(
-    loaded: Sequence[Table],
-    model: BaseEmbedding,
-    generator: QueryGenerator,
-    serializer: Serializer,
-    config: PearlConfig,
-    report: BuildReport,
-    show_progress: bool,
-) -> tuple[list[TextNode], nx.Graph | None]:
-    """Discovery and generation: the augmented units and the join graph (``None`` for ``random_query``)."""
-    paths: list[JoinPath] = []
-    beyond: list[JoinPath] = []
-    graph = None
-    if not config.random_query:  # per-table questions only (paper appendix E): no join discovery to pay for
-        with stage(report.seconds, "discovery"):
-            discovery, paths, beyond = discover_for_generator(loaded, model, generator, config, show_progress)
-        graph = discovery.graph
-    with stage(report.seconds, "generation"):
-        corpus = build_augmented_units(
-            {t.id: t for t in loaded},
-            paths,
-            generator,
-            serializer,
-            config,
-            fallback_paths=beyond,
-            cache=cache_for(generator, config.cache_dir),
-            show_progress=show_progress,
-        )
-    _record_generation(report, corpus)
-    units = corpus.units
-    if graph is not None and config.star_units:
-        units = [*units, *star_units(join_stars(graph), {t.id: t for t in loaded}, serializer)]
-    return units, graph
-
-
-def _record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:
+def record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:
+    """The paths and the generation report of augmented units, in the build's report."""
     report.n_paths = len(corpus.paths)
     report.generation = corpus.report.to_dict() if corpus.report is not None else {}
     report.generation["fallback_paths"] = corpus.fallback_paths
@@ -329,16 +383,15 @@ def estimate_generation_cost(
     if generator is None:
         generator = default_generator(resolve_llm(llm))
     _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(embed_model), generator, config)
-    kept = [p for p in paid if keeps_path(config, p)]
-    requests = plan_requests({t.id: t for t in loaded}, kept, generator, config)
+    requests = plan_requests({t.id: t for t in loaded}, paid, generator, config)
     estimate = estimate_prompt_tokens(requests, generator=generator)
     cache = cache_for(generator, config.cache_dir)
     cached = sum(cache.lookup(generator, r) is not None for r in requests) if cache is not None else 0
     return {
         "tables": len(loaded),
         "path_kinds": sorted(generator.path_kinds) if generator.path_kinds is not None else ["explicit", "implicit"],
-        "paths": len(kept),
-        "fallback_paths": sum(keeps_path(config, p) for p in beyond) if generator.fallback is not None else 0,
+        "paths": len(paid),
+        "fallback_paths": len(beyond) if generator.fallback is not None else 0,
         "cached_requests": cached,
         **estimate,
     }
