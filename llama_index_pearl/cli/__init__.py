@@ -56,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     module, function = COMMANDS[args.command][1].split(":")
     run = getattr(import_module(f"llama_index_pearl.cli.{module}"), function)
     # The ~200,000 objects the imports made live as long as this process; left in the collector's generations,
-    # Python's first full collection rescans them all (0.13 s, most of what a pearl query then spent loading
-    # its index). This process is pearl's own: it sets them aside (collection goes on for everything after).
+    # Python's first full collection rescans them all (most of what a pearl query then spent loading its index:
+    # benchmarks/README.md, "Cold start"). This process is pearl's own: it sets them aside (collection goes on for
+    # everything after).
     gc.freeze()
     try:
         return int(run(args) or 0)

@@ -58,12 +58,7 @@ def table_units(tables: Sequence[Table], serializer: Serializer, config: PearlCo
     The original is the whole table (header and ``max_rows`` rows), which a question naming
     cell values matches; the schema unit is the header with ``embedded_rows`` rows, which a
     question naming the table's entities and attributes matches: MiniLM's 256-token window
-    spent on cells blurs the names. Measured with benchmarks/unit_texts.py (heuristic
-    generator; R@2 / C@5), schema units beside ten-row originals against one-row
-    originals alone: spider 91.72 / 98.94 and 92.05 / 98.65, spider_realistic 89.24 / 97.64
-    and 89.63 / 96.85, spider_rows10 91.97 / 99.13 and 92.59 / 98.74; FeTaQA without titles
-    R@1 34.37 and 25.27 (the previous release, ten rows everywhere: 34.17), with titles
-    87.71 and 85.31 (84.72). Schema units with no row: spider 91.33, spider_realistic 88.45.
+    spent on cells blurs the names (benchmarks/README.md, "Constants": corpus.augment.table_units).
 
     Args:
         tables: The tables.
@@ -148,9 +143,8 @@ def with_fallback_columns(result: GenerationResult, request: PathRequest, fallba
     """The generated questions with each view widened by the free fallback's column choice.
 
     An LLM names the minimal columns a question needs, often one per table; the
-    heuristic adds the join keys and the columns that say what a table holds. On
-    spider (Qwen2.5-Coder-1.5B, default budget) the wider views lifted R@2 from
-    84.24 to 85.57; showing only the heuristic's columns gave 85.78.
+    heuristic adds the join keys and the columns that say what a table holds
+    (benchmarks/README.md, "Constants": corpus.augment.with_fallback_columns).
 
     Args:
         result: An accepted generation.

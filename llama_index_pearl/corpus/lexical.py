@@ -9,7 +9,7 @@ BM25 is the maintained ``bm25s`` library (Lucene's BM25, its defaults). It build
 score per (token, document) in a sparse column matrix. Scoring a question only sums the columns
 of its tokens, so :class:`LexicalIndex` keeps the matrix and the vocabulary as plain arrays and
 scores them with numpy, exactly as ``bm25s`` does (``tests/test_lexical.py`` checks it): a query,
-and a loaded index, import neither ``bm25s`` nor SciPy (0.19 s of a cold start).
+and a loaded index, import neither ``bm25s`` nor SciPy (benchmarks/README.md, "Cold start").
 
 Pipeline step: corpus (docs/architecture.md).
 """
@@ -27,7 +27,8 @@ from llama_index_pearl.text.words import singular, split_identifiers
 __all__ = ["STOP_WORDS", "LexicalIndex", "lexical_tokens", "text_tokens"]
 
 # bm25s's own token rule and English stop words (``bm25s.stopwords.STOPWORDS_EN``, equal: tests/test_lexical.py),
-# applied here directly: bm25s.tokenize builds a vocabulary and progress bars per call, 0.2 ms of a 0.6 ms query
+# applied here directly: bm25s.tokenize builds a vocabulary and progress bars per call
+# (benchmarks/README.md, "Constants")
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 STOP_WORDS = frozenset(
     [

@@ -253,7 +253,7 @@ class KeepUnitsWhole(TransformComponent):
     """The index's transformation: none. A unit is embedded and stored whole, never split.
 
     Given no transformations, LlamaIndex builds its default ``SentenceSplitter``, which
-    loads tiktoken (0.2 s of a 4.6 s spider build) for nodes it is never handed.
+    loads tiktoken for nodes it is never handed (benchmarks/README.md, "Constants").
     """
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:

@@ -83,11 +83,9 @@ def _reported_usage(response: Any) -> tuple[int, int] | None:
     return prompt, completion
 
 
-# The join path kinds an LLM writes questions for by default; the heuristic writes the rest for free. What the LLM's
-# questions add per kind, with Qwen2.5-Coder-1.5B against the heuristic's (benchmarks/unit_texts.py with --llm-base,
-# the shipped unit texts; R@2 change on spider / spider_realistic / spider_rows10): explicit joined entries -0.21 /
-# +1.18 / +0.20, implicit sub-entries -0.44 / -0.39 / -0.34, both -0.50 / +0.59 / +0.15. Sub-entries hold one
-# table each, and the LLM's question names one or two tables of the path: the heuristic's names them all.
+# The join path kinds an LLM writes questions for by default; the heuristic writes the rest for free. An implicit unit
+# holds one table, and a small LLM's question names one or two tables of its path where the heuristic's names them
+# all (benchmarks/README.md, "Constants": generation.llm.DEFAULT_LLM_PATH_KINDS).
 DEFAULT_LLM_PATH_KINDS = ("explicit",)
 PATH_KINDS = ("explicit", "implicit")
 

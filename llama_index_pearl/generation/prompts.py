@@ -42,9 +42,8 @@ DEFAULT_DATA_TOKENS = 600
 def dense_token_estimate(lines: Sequence[str]) -> list[int]:
     """Tokens of table rows for BPE chat models: ~2 characters a token.
 
-    Measured on spider prompts with Qwen2.5's tokenizer (server-reported usage):
-    digits, dates and separators tokenize far denser than prose, so the usual
-    4-characters rule under-counts table rows by about half.
+    Digits, dates and separators tokenize far denser than prose, so the usual
+    4-characters rule under-counts table rows by about half (benchmarks/README.md, "Constants").
     """
     return [max(1, (len(line) + 1) // 2) for line in lines]
 

@@ -52,7 +52,7 @@ __all__ = ["MAX_KEY_COLUMNS", "MIN_TUPLE_CONTAINMENT", "composite_edges", "minim
 MAX_KEY_COLUMNS = 5  # the widest composite key looked for (date parts and a place: year, month, day, hour, origin)
 MAX_PAIRED = 8  # paired parent columns searched at most (their subsets grow as 2^n)
 # A name held by more tables of one source is no key part worth pairing (``status``, ``category`` of a lake's
-# thousand tables); the most shared key part of the dev sets, lahman's yearID, is in 23 tables.
+# thousand tables); real key parts are shared far less (benchmarks/README.md, "Constants").
 MAX_NAME_TABLES = 30
 MIN_TUPLE_CONTAINMENT = 0.9  # share of the child's comparable key tuples found in the parent
 MIN_FOUND = 3  # fewer tuples found in the parent are no evidence

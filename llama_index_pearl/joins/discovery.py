@@ -19,7 +19,7 @@ benchmark, 81 tables / 63 declared FKs, declared FKs *not* used):
 * S_str: see :data:`llama_index_pearl.joins.scoring.PATTERN_STRENGTH`.
 * Implicit edges get S_ovlp = 0 when chance explains the overlap
   (:func:`llama_index_pearl.joins.scoring.coincidental_overlap`): before that
-  rule, 26 of the 40 implicit paths selected on Spider joined unrelated 1..n id
+  rule, most implicit paths selected on Spider joined unrelated 1..n id
   columns of different databases.
 
 The measured numbers are in ``benchmarks/README.md``.
@@ -37,10 +37,9 @@ generator's cost: :func:`~llama_index_pearl.joins.selection.resolve_budget`).
 
 Provenance: columns of two different sources (``Table.source``) join only on
 value evidence (``cross_source_joins="evidence"``, see
-:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`). On a pool of
-159 pooled databases, 1,275 of 1,338 false explicit table pairs joined two
-different databases through same-named 1..n keys; inside one database,
-precision was about 0.9.
+:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`): on a pool of
+pooled databases, nearly every false explicit table pair joined two different
+databases through same-named 1..n keys ("Constants" in benchmarks/README.md).
 
 Pipeline step: joins (docs/architecture.md).
 """

@@ -82,7 +82,8 @@ SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43
 
 # How much a match of the column's entity with a table's name is worth (1.0: the whole name). A role prefix
 # and a table's head keep the 0.9 and an abbreviation the 0.85 that P_S gave them before names could stand
-# alone (measured on spider); glued words and agents sit at NAME_ALONE (0.8), the least that stands alone.
+# alone (benchmarks/README.md, "Constants"); glued words and agents sit at NAME_ALONE (0.8), the least that
+# stands alone.
 ROLE_WORTH = 0.9  # the entity is the end of the column's core: gender_concept_id -> concept
 HEAD_WORTH = 0.9  # the entity is the end of the table's name: topic_id -> forum_topics
 ABBREVIATION_WORTH = 0.85  # cust_id -> customers

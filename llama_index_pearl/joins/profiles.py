@@ -373,8 +373,8 @@ def embed_values(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, 
     """Set ``value_vec`` (the normalised mean of the examples' embeddings) on every profile with examples.
 
     Only scoring reads value vectors, so discovery embeds just the columns of
-    admitted candidate pairs: 449 of Spider's 1,144 distinct example values (with
-    provenance), 6,439 of FeTaQA's 12,050, and after an insert only those of pairs
+    admitted candidate pairs (well under half of spider's distinct example values:
+    benchmarks/README.md, "Constants"), and after an insert only those of pairs
     touching the new tables.
 
     Args:

@@ -15,8 +15,7 @@ so every weight below can be checked by a unit test without a model.
 * Overlap between values drawn from a small universe (two 1..n surrogate keys,
   two age columns, two yes/no flags) is what chance gives, not shared entities:
   :func:`coincidental_overlap` flags it, and an edge without a structural anchor
-  then gets ``S_ovlp = 0``. On spider, such pairs across unrelated databases
-  were most of the implicit pool before this rule.
+  then gets ``S_ovlp = 0`` (benchmarks/README.md, "Constants": coincidental_overlap).
 * Columns of two *different* sources (``Table.source``: databases, schemas,
   sub-folders) join only on value evidence that chance does not explain
   (:func:`cross_source_evidence`): names are no evidence there, since every
@@ -62,13 +61,9 @@ PATTERN_STRENGTH: dict[str, float] = {
     "inclusion": 0.6,  # values of one column inside a unique column: a data-level FK
     "composite_key": 1.0,  # every column of a key of several columns, by name (joins.composite)
 }
-# S_str from which a sole in-source name reference is an edge without value overlap (edges.CandidateEdge.named).
-# Explicit table-pair F1 with provenance at NAME_ALONE 0.7 / 0.75 / 0.8 / 0.85 / 0.9 / 1.0 / never:
-# real_schemas 0.825 / 0.826 / 0.826 / 0.774 / 0.774 / 0.620 / 0; spider with 10 random rows 0.947 / 0.938 /
-# 0.938 / 0.938 / 0.938 / 0.919 / 0.899; same with float and blank FK cells 0.929 / 0.919 / 0.919 / 0.919 /
-# 0.919 / 0.899 / 0.788; spider (0.941), its first 10 rows (0.957) and both synthetic lakes equal at all.
-# Under 0.75 the 0.72 references (no key word, table head) join too: +1 pair on the spider proxies, real_schemas
-# P 0.856 -> 0.853; above 0.8 role-prefixed and head-matched names (0.81-0.9) go: real_schemas R 0.798 -> 0.711.
+# S_str from which a sole in-source name reference is an edge without value overlap (edges.CandidateEdge.named):
+# above it role-prefixed and head-matched names (0.81-0.9) stop joining, under 0.75 references with no key word
+# (0.72) start to (benchmarks/README.md, "Names when values cannot tell": scoring.NAME_ALONE).
 NAME_ALONE = 0.8
 INCLUSION_MIN_CONTAINMENT = 0.9
 INCLUSION_MIN_SHARED = 3
@@ -80,9 +75,8 @@ FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or c
 CROSS_SOURCE_MIN_CONTAINMENT = 0.5
 CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
 # A named edge's values must look like its key's (shapes_agree). Text: medians at most SHAPE_RATIO apart in
-# length; 1.25 / 1.5 / 2.0 / off give the same figures on every dev set with provenance, and unified spider
-# with 10 rows P 0.833 / 0.833 / 0.821 / 0.797 (country names taken for ISO codes). Integers: at most
-# SHAPE_DIGITS digits apart (1-3 equal on every dev set; 505942 of home_player_1 is no 1..10 Player.id).
+# length (country names are no ISO codes); integers at most SHAPE_DIGITS digits apart (505942 of home_player_1 is no
+# 1..10 Player.id). See benchmarks/README.md, "Names when values cannot tell" and "Constants".
 SHAPE_RATIO = 1.5
 SHAPE_DIGITS = 2
 DENSE_COVER = 0.5  # a key holding half the integers of a range takes in any column there by chance

@@ -35,9 +35,8 @@ def default_budget(n_tables: int) -> int:
 def resolve_budget(budget: int | None, n_tables: int, cost_per_path: float) -> int | None:
     """Paths per pool a build selects: the budget follows what a path costs.
 
-    A free generator (the heuristic: no LLM call) indexes every candidate path;
-    measured with the heuristic, indexing all of them instead of floor(|C|/2) per pool
-    gave +3.5 R@2 on spider and +5 to +7 on two pools never used for tuning. A paid
+    A free generator (the heuristic: no LLM call) indexes every candidate path, which
+    raised R@2 on every pool measured (benchmarks/README.md, "Constants"). A paid
     generator (an LLM) gets the paper's cost cap floor(|C|/2), which
     ``PearlTableIndex.estimate_cost`` shows before anything is spent.
 

@@ -22,7 +22,7 @@ from llama_index_pearl.joins.graph import Join, joins_between
 
 __all__ = ["MAX_TABLES", "MIN_DIMENSIONS", "JoinStar", "join_stars"]
 
-MIN_DIMENSIONS = 4  # see benchmarks/README.md, "Stars": at 3, spider R@2 -0.4 and spider_realistic -0.8
+MIN_DIMENSIONS = 4  # a star of 3 ties every table of a 2-table question (benchmarks/README.md, "Stars")
 MAX_TABLES = 10  # outer dimensions join while a star is smaller than this: what a question reads at most
 
 

@@ -219,10 +219,8 @@ def _whole_forms(table_id: str) -> set[tuple[str, ...]]:
 
 
 # A table holding COPY_SHARE of another's columns, and COPY_COLUMNS at least, under a name extending the
-# other's, is a copy of it. Measured over every such name pair of real_schemas and spider (120 pairs):
-# archives, staging and temp tables share 0.67-1.00 of their original's columns (4-31 of them);
-# every other pair with 4+ shared columns shares at most 0.57 (forum_post_votes / post_votes), and
-# 3-column tables (BusinessEntity: id, rowguid, date) sit whole in every junction table named after them.
+# other's, is a copy of it: archives, staging and temp tables, not a junction table named after a narrow one
+# (benchmarks/README.md, "Constants": joins.table_names.COPY_SHARE).
 COPY_SHARE = 0.65
 COPY_COLUMNS = 4
 

@@ -9,8 +9,8 @@ Values held by more than ``SIBLING_POSTING`` columns pair every column with the
 key-like (non-date) columns of the list only: a star, not a clique. In a data
 lake such values are ids of hub entities, referenced by dozens of foreign-key
 columns, or dates that many unrelated columns hold by coincidence; pairing all
-holders with each other grows with the square of the list (measured on the
-synthetic lake: 0.26 M pairs at 1k tables, 10.7 M at 10k). The star keeps every
+holders with each other grows with the square of the list (benchmarks/README.md,
+"Constants": SIBLING_POSTING). The star keeps every
 foreign key -> key pair; two siblings still pair through values few other
 columns hold, and otherwise meet through the key's table as a path of 3 tables.
 
@@ -115,9 +115,9 @@ def _sizes_in_common_range(
     """Expected sample values of each column of a pair below the pair's common hash cut.
 
     Shared values are only counted below the smaller of the two samples' cuts, so the
-    sample sizes they are compared with must be too: measured against a full sample of a
-    120-value column, the ~21 values that a 256-of-1,440 sample can share looked like a
-    containment of 0.18 instead of 1.0, and real links into large key columns were lost.
+    sample sizes they are compared with must be too, or a sample's share of a large key column
+    looks like a small containment and real links into large key columns are lost
+    (benchmarks/README.md, "Constants").
     """
     sample = np.array([len(p.sample) for p in profiles], dtype=np.float64)
     distinct = np.array([p.n_distinct for p in profiles], dtype=np.float64)

@@ -1,5 +1,14 @@
 """Max-pooling inside Qdrant: one grouped search returns each table's best unit (and its next-best one).
 
+What it is for, and when it runs: a Qdrant-backed index whose retriever adds no lexical evidence, that is
+``lexical_weight=0`` (the paper's encoder-only scores), or a question that shares no word with any unit. The
+server cannot add BM25 to its scores, so at the default lexical weight nearly every question shares a word with
+some unit and takes the generic path instead (:class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`:
+top-n units through LlamaIndex's retriever, over-fetching until no unfetched unit could be lifted into the top k
+by its words), which is exact too and costs more queries. Serving that default path on the server would take a
+second query for the cosines of every unit that shares a word with the question and a bound on the tables it
+leaves out; it is not done.
+
 Qdrant's ``query_points_groups`` groups points by a payload field and returns
 the best ``group_size`` points of each group, best groups first. Grouping units
 by ``table_ids`` (a list: an explicit unit is a member of each of its

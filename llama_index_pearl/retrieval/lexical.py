@@ -27,10 +27,8 @@ from llama_index_pearl.corpus.lexical import LexicalIndex, lexical_tokens, text_
 
 __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LexicalScorer", "lexical_tokens", "text_tokens"]
 
-# Chosen on every dev set and both generators together (README, Benchmarks): heuristic R@2 at 0.05 / 0.075 / 0.1
-# was spider 89.20 / 89.59 / 90.04, spider_realistic 86.52 / 86.42 / 87.07, spider_rows10 89.39 / 90.02 / 90.38
-# (encoder only: 86.0, 84.0, 86.9), while spider_realistic's 3-hop R@5 fell 91.89 / 90.09 / 89.19, and 0.2 lost
-# on every set (spider_realistic 80.6, below encoder only). 0.075 is the middle of the plateau, not one set's best.
+# The middle of the plateau on every dev set and both generators, not one set's best
+# (benchmarks/README.md, "Constants": retrieval.lexical.DEFAULT_LEXICAL_WEIGHT).
 DEFAULT_LEXICAL_WEIGHT = 0.075
 
 

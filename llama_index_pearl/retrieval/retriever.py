@@ -7,8 +7,9 @@ the vector store (:mod:`llama_index_pearl.retrieval.state`):
   tables settled from the tied tables' stored vectors, and one pass over every
   stored vector only when the top-n cannot decide. Exact max-pooling, with a
   bounded cost per query;
-- a Qdrant store pools on the server: one grouped search by table
-  (:mod:`llama_index_pearl.retrieval.grouped_search`), exact like the default;
+- a Qdrant store pools on the server when no lexical evidence is added (``lexical_weight=0``, or a question
+  that shares no word with any unit): one grouped search by table
+  (:mod:`llama_index_pearl.retrieval.grouped_search`), exact like the default; otherwise it is a generic store;
 - any other store is asked for its top-n units through LlamaIndex, pooled with
   :func:`~llama_index_pearl.retrieval.pooling.max_pool`, over-fetching (n × 4 each round)
   until k distinct tables are found and their ties are settled

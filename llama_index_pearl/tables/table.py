@@ -198,7 +198,7 @@ class Table:
         if rows is not None:
             contiguous = bool(rows) and rows == list(range(rows[0], rows[0] + len(rows)))
             # a slice is a view; a row take (and a column take) copies every column, which on arrow-backed
-            # string columns cost 2-3x the whole rendering (spider's tables: 0.5 ms -> 0.2 ms per call)
+            # string columns cost 2-3x the whole rendering (benchmarks/README.md, "Constants": Table.text_rows)
             frame = frame.iloc[rows[0] : rows[0] + len(rows)] if contiguous else frame.iloc[rows]
         positions = range(frame.shape[1]) if columns is None else [self._position(c) for c in columns]
         cells = [frame.iloc[:, p].tolist() for p in positions]

@@ -40,10 +40,8 @@ logger = logging.getLogger(__name__)
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODE_BATCH = 64  # texts per ONNX run at most; LlamaIndex hands over embed_batch_size texts, sorted by length
-# Padded tokens per ONNX run: a run's activations then stay in the CPU caches. Texts/s on this project's 2-core
-# machine at 512 / 1024 / 2048 / 4096 / unbounded (64 rows) tokens: spider units 57.4 / 57.6 / 52.9 / 44.3 / 34.4,
-# FeTaQA units 53.4 / 54.9 / 52.2 / 46.6 / 32.2, spider questions 763 / 721 / 716 / 700 / 724, column names
-# 2226 / 2312 / 2284 / 2309 / 2335: long units gain 1.7x, short texts still run 64 to a batch.
+# Padded tokens per ONNX run: a run's activations then stay in the CPU caches, long units run faster and short texts
+# still run 64 to a batch (benchmarks/README.md, "Constants": text.onnx_encoder.TOKENS_PER_RUN).
 TOKENS_PER_RUN = 1024
 
 
@@ -144,9 +142,9 @@ def _optimized(onnx_path: Path) -> Path | None:
     """The graph as ONNX Runtime optimises it, saved once beside the export, its weights in a file of their own.
 
     Extended optimisation only (portable across CPUs); a session then loads it with optimisation off, and
-    ONNX Runtime maps the weights file into memory instead of copying 90 MB: a session is made in 0.03 s
-    instead of 0.13 s (benchmarks/README.md, cold start). One folder per ONNX Runtime version, written
-    under a temporary name and renamed whole. ``None`` when it cannot be written (a read-only cache):
+    ONNX Runtime maps the weights file into memory instead of copying 90 MB, so a session is made in a
+    fraction of the time (benchmarks/README.md, "Constants"). One folder per ONNX Runtime version,
+    written under a temporary name and renamed whole. ``None`` when it cannot be written (a read-only cache):
     sessions then optimise the export at load, as before.
     """
     import onnxruntime
@@ -266,8 +264,8 @@ class _TokenCounter:
     """The model's ``tokenizer.json`` answering as a Hugging Face tokenizer does for token counting.
 
     Serialization counts tokens per line to fit units in the window; loading
-    ``transformers.AutoTokenizer`` for that imported transformers and torch, 2.0 s of a
-    7.9 s spider build. The same ``tokenizer.json`` through ``tokenizers`` gives the
+    ``transformers.AutoTokenizer`` for that imported transformers and torch, a fourth of a spider build
+    (benchmarks/README.md, "Constants"). The same ``tokenizer.json`` through ``tokenizers`` gives the
     same ids (``tests/test_encoders.py`` checks it on every unit of a build).
     """
 

@@ -40,15 +40,13 @@ __all__ = [
 
 DEFAULT_MAX_ROWS = 10
 # Rows per view in the dense text of schema and generated units; the view's other rows (up to max_rows) reach BM25
-# only (originals embed all of theirs). MiniLM's 256-token window is better spent on names than on cells. Measured
-# with benchmarks/unit_texts.py, heuristic generator, R@2 at 0 / 1 / 3 rows: spider 91.23 / 91.72 / 91.25,
-# spider_realistic 88.94 / 89.24 / 88.94, spider_rows10 91.42 / 91.97 / 91.01 (10 rows everywhere, the previous
-# release: 89.54, 86.42, 90.17).
+# only (originals embed all of theirs): MiniLM's 256-token window is better spent on names than on cells
+# (benchmarks/README.md, "Constants": text.serialization.DEFAULT_EMBEDDED_ROWS).
 DEFAULT_EMBEDDED_ROWS = 1
-DEFAULT_INCLUDE_TITLES = True  # titles and descriptions carry much of a table's signal (FeTaQA R@1 34 -> 85)
+DEFAULT_INCLUDE_TITLES = True  # titles and descriptions carry much of a table's signal (same section)
 MAX_CELL_CHARS = 120
-# A table's text for an LLM (a result node's text): every table of spider, spider_realistic, fetaqa_dev, tpch and
-# nycflights13 fits whole (their longest is 3,059 characters), while five tables stay within ~5,000 tokens of context.
+# A table's text for an LLM (a result node's text): every table of the dev sets fits whole, while five tables stay
+# within ~5,000 tokens of context (benchmarks/README.md, "Constants": text.serialization.DEFAULT_TABLE_TEXT_CHARS).
 DEFAULT_TABLE_TEXT_CHARS = 4000
 # [CLS]/[SEP] or their equivalents take room inside the encoder's window.
 SPECIAL_TOKEN_RESERVE = 2
@@ -111,8 +109,7 @@ def _header_lines(view: TableView, include_title: bool) -> list[str]:
     if table.description:
         lines.append(f"Description: {table.description.strip()}")
     # the source (database, schema or sub-folder) tells apart tables that share a name, and its words say what a
-    # table is about. Without / with it (benchmarks/unit_texts.py), R@2 and C@5: spider 91.42 / 91.72 and
-    # 98.65 / 98.94, spider_rows10 91.67 / 91.97 and 98.84 / 99.13, spider_realistic 90.03 / 89.24 and 97.44 / 97.64
+    # table is about (benchmarks/README.md, "Constants": the header line)
     lines.append(f"Table: {table.name}" + (f" (database {table.source})" if table.source else ""))
     lines.append("Columns: " + " | ".join(view.column_names))
     return lines
