@@ -142,8 +142,9 @@ def test_as_query_engine_hands_engine_arguments_to_the_engine(index):
 
 def test_as_chat_engine_hands_chat_arguments_to_the_chat_engine(index):
     chat = index.as_chat_engine(llm=MockLLM(), system_prompt="Answer from the tables only.", similarity_top_k=1)
-    assert chat._system_prompt == "Answer from the tables only."
-    assert chat._retriever.similarity_top_k == 1
+    answer = chat.chat("Wembley capacity")  # MockLLM answers with the messages it was sent
+    assert "Answer from the tables only." in str(answer)
+    assert _tables(answer.source_nodes) == ["stadium"]
 
 
 def test_the_callback_manager_reaches_the_retriever(index):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from llama_index.core import Settings
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
-from llama_index_pearl import PearlRetriever, PearlTableIndex
+from llama_index_pearl import HeuristicQueryGenerator, PearlRetriever, PearlTableIndex
 from llama_index_pearl.corpus.stores import build_vector_index
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
+from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
 
 def test_whole_table_build_has_one_original_unit_per_table(music_tables, hashing_embedding):
@@ -101,16 +101,18 @@ def test_retriever_works_inside_a_query_engine_with_mock_llm(music_tables, hashi
     assert response.source_nodes[0].node.metadata["table_id"] == "stadium"
 
 
-def test_as_query_engine_and_chat_engine_answer_with_mock_llm(music_tables, hashing_embedding):
+def test_query_and_chat_engines_give_the_llm_the_retrieved_tables(music_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    assert index.as_query_engine(llm=MockLLM()).query("Wembley capacity").source_nodes
-    assert str(index.as_chat_engine(llm=MockLLM()).chat("Wembley capacity")) is not None
+    # MockLLM answers with the prompt it was sent: the tables' texts are in it
+    answer = index.as_query_engine(llm=MockLLM(), similarity_top_k=1).query("Wembley capacity")
+    assert [n.node.metadata["table_id"] for n in answer.source_nodes] == ["stadium"] and "Wembley" in str(answer)
+    chat = index.as_chat_engine(llm=MockLLM(), similarity_top_k=1).chat("Wembley capacity")
+    assert "Columns: stadium_id | stadium_name | capacity" in str(chat)
 
 
-def test_no_llm_anywhere_means_none(music_tables, hashing_embedding, monkeypatch):
-    monkeypatch.setattr(Settings, "_llm", None)
+def test_a_build_given_no_llm_writes_heuristic_questions(music_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    assert index._llm is None
+    assert isinstance(index.generator, HeuristicQueryGenerator) and index.generator_name.startswith("heuristic")
 
 
 def test_user_vector_store_is_honoured(music_tables, hashing_embedding):
@@ -138,7 +140,11 @@ def test_real_minilm_ranks_the_obvious_table_first(music_tables, minilm):
     index = PearlTableIndex.from_tables(music_tables, embed_model=minilm)
     nodes = index.as_retriever(similarity_top_k=3).retrieve("What is the capacity of Wembley stadium?")
     assert nodes[0].node.metadata["table_id"] == "stadium"
-    assert 0.0 < nodes[0].score <= 1.0
+    scores = [n.score for n in nodes]
+    assert scores == sorted(scores, reverse=True)
+    for node in nodes:  # a table's score: its matched unit's cosine, plus at most the lexical weight
+        cosine = node.node.metadata["cosine"]
+        assert 0.0 < cosine <= 1.0 + 1e-6 and cosine <= node.score <= cosine + DEFAULT_LEXICAL_WEIGHT + 1e-6
 
 
 def test_a_result_nodes_text_fits_table_text_chars_and_an_inserted_tables_too(music_tables, hashing_embedding):

@@ -47,15 +47,17 @@ def test_round_trip_gives_identical_scores(built, hashing_embedding):
         assert _ranked(loaded, question) == _ranked(index, question)
 
 
-def test_built_and_loaded_vector_indexes_keep_units_whole_without_a_node_parser(built, hashing_embedding):
-    from llama_index.core.schema import TextNode
+def test_built_and_loaded_vector_indexes_keep_a_long_text_whole(built, hashing_embedding):
+    from llama_index.core import Document
 
     index, folder = built
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
-    long_unit = TextNode(text="Table: t\nColumns: a | b\n" + "1 | word word word word\n" * 400)
+    long_text = "Table: t\nColumns: a | b\n" + "1 | word word word word\n" * 400  # LlamaIndex's splitter cuts it
     for vector_index in (index.vector_index, loaded.vector_index):
-        (transformation,) = vector_index._transformations  # not LlamaIndex's default SentenceSplitter
-        assert transformation([long_unit]) == [long_unit]
+        before = set(vector_index.docstore.docs)
+        vector_index.insert(Document(text=long_text))  # through the index's own transformations
+        (added,) = [vector_index.docstore.docs[i] for i in set(vector_index.docstore.docs) - before]
+        assert added.get_content() == long_text
 
 
 def test_round_trip_keeps_tables_config_and_graph(built, hashing_embedding):
@@ -67,10 +69,50 @@ def test_round_trip_keeps_tables_config_and_graph(built, hashing_embedding):
     assert set(loaded.join_graph.nodes) == {"singer", "concert", "stadium"}
 
 
-def test_folder_holds_no_pickle(built):
+def test_the_folder_holds_json_numpy_arrays_without_objects_and_faiss_binary_only(built):
+    import faiss
+    import numpy as np
+
     _, folder = built
+    kinds = {}
     for path in folder.iterdir():
-        assert not path.read_bytes().startswith(b"\x80"), f"{path.name} looks like a pickle"
+        if path.suffix in (".json", ".jsonl"):
+            text = path.read_text(encoding="utf-8")
+            documents = text.splitlines() if path.suffix == ".jsonl" else [text]
+            assert all(json.loads(document) is not None for document in documents if document.strip())
+            kinds[path.name] = "json"
+        elif path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as arrays:  # an object array would raise here
+                assert all(arrays[name].dtype != object for name in arrays.files)
+            kinds[path.name] = "numpy"
+        else:
+            assert faiss.read_index(str(path)).ntotal > 0
+            kinds[path.name] = "faiss"
+    assert kinds["faiss.index"] == "faiss" and kinds["lexical.npz"] == "numpy"
+    assert sorted(name for name, kind in kinds.items() if kind == "faiss") == ["faiss.index"]
+
+
+def test_load_and_every_lazy_read_run_without_unpickling(built, hashing_embedding, monkeypatch):
+    import pickle
+
+    import numpy as np
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pickle was called")
+
+    real_np_load = np.load
+
+    def np_load_without_pickle(*args, **kwargs):
+        if kwargs.get("allow_pickle"):
+            raise AssertionError("numpy.load(allow_pickle=True) was called")
+        return real_np_load(*args, **kwargs)
+
+    for name in ("load", "loads", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    monkeypatch.setattr(np, "load", np_load_without_pickle)
+    index, folder = built
+    loaded = load_and_read(folder, hashing_embedding)  # load, then the tables, the units and BM25
+    assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
 
 
 def test_missing_folder_is_reported(tmp_path, hashing_embedding):
