@@ -1,12 +1,15 @@
 """The package's import graph: one direction, no circles (function-local and type-only imports included)."""
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import networkx as nx
 
 import llama_index_pearl
+from llama_index_pearl.text.words import identifier_words
 
 PACKAGE = Path(llama_index_pearl.__file__).parent
 ROOT = "llama_index_pearl"
@@ -108,3 +111,48 @@ def test_every_module_docstring_names_the_step_of_its_folder():
         if not found or found.group(1) != steps.get(folder):
             wrong.append(f"{path.relative_to(PACKAGE)}: {found.group(1) if found else None}")
     assert wrong == []
+
+
+# Words the glossary (docs/architecture.md) retired, and the names they had in code: a join links two tables, a path
+# of n tables has n - 1 joins (no "hop"); units, not "entries"; "source" is provenance, an input is an input.
+OLD_WORDS = re.compile(
+    r"\b\d?-?hops?\b|\d+hops?\b|two-hop|three-hop|multi-hop|joined entr|sub-entr|whole-table entr|table source\b",
+    flags=re.IGNORECASE,
+)
+OLD_NAMES = {"TableSource", "generate_now", "QueryPlan", "TableHit", "Pooled", "Hit", "name_tokens"}
+# the unit kind of the paper's appendix E keeps its name; a benchmark file's "hops" field is an external format
+KEPT = re.compile(r"single[-_ ]hop|``hops`` field", flags=re.IGNORECASE)
+
+
+def _prose_and_names(path: Path) -> tuple[list[str], list[str]]:
+    """The docstrings and comments of a module, and every name it defines or uses."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    prose = [
+        doc
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and (doc := ast.get_docstring(node))
+    ]
+    prose += [
+        tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT
+    ]
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    names += [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+    names += [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    names += [a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.args, *n.kwonlyargs)]
+    return prose, names
+
+
+def _says_hop(name: str) -> bool:
+    return bool({"hop", "hops"} & set(identifier_words(KEPT.sub("", name))))
+
+
+def test_the_words_the_glossary_retired_are_gone_from_docstrings_comments_and_names():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        prose, names = _prose_and_names(path)
+        where = path.relative_to(PACKAGE)
+        found += [f"{where}: {m.group(0)!r}" for text in prose for m in OLD_WORDS.finditer(KEPT.sub("", text))]
+        found += [f"{where}: name {name}" for name in set(names) if name in OLD_NAMES or _says_hop(name)]
+    assert found == []
