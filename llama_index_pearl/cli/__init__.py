@@ -9,8 +9,8 @@ pearl graph DIR --html OUT.html [--png OUT.png]  # the join graph as a page that
 pearl eval BENCH_DIR --method pearl|whole-table|bm25 [build options]
 
 The build options (``--llm-base``, ``--embed-model``, ``--budget``, ``--cache-dir``,
-``--no-provenance``, ``--cross-source-joins``, ablations) are the same for ``index``
-and ``eval`` and map onto ``PearlTableIndex.from_tables``.
+``--no-provenance``, ``--cross-source-joins``...) are the same for ``index`` and ``eval``
+and map onto ``PearlTableIndex.from_tables``; ``eval`` adds the paper's ablations.
 
 Parsing happens in two steps so that ``pearl --help`` and ``pearl --version`` answer
 without importing LlamaIndex or an encoder: the commands and their one-line help are

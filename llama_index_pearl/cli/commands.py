@@ -129,38 +129,38 @@ def _is_benchmark(path: Path) -> bool:
 
 
 def cmd_joins(args: argparse.Namespace) -> int:
-    source = Path(args.tables)
-    if is_index_folder(source):
-        graph = load_join_graph(source)
-        show(format_join_edges(graph, f"Join graph of {source}"))
+    given = Path(args.tables)
+    if is_index_folder(given):
+        graph = load_join_graph(given)
+        show(format_join_edges(graph, f"Join graph of {given}"))
         if args.json_out:
             write_json(
                 args.json_out,
-                {"index": str(source), "n_tables": graph.number_of_nodes(), "joins": join_graph_records(graph)},
+                {"index": str(given), "n_tables": graph.number_of_nodes(), "joins": join_graph_records(graph)},
             )
         return 0
-    results = _benchmark_joins(source, args) if _is_benchmark(source) else [_folder_joins(source, args)]
+    results = _benchmark_joins(given, args) if _is_benchmark(given) else [_folder_joins(given, args)]
     if args.json_out:
         # a list (provenance, then unified) when both ran, else the one result
         write_json(args.json_out, results if len(results) > 1 else results[0])
     return 0
 
 
-def _benchmark_joins(source: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+def _benchmark_joins(given: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     from llama_index_pearl.joins import evaluate_join_discovery, format_join_report
 
     results = []
     # with provenance, the unified pool is scored too: the paper's setting stays comparable
     for provenance in [True, False] if args.provenance else [False]:
         result = evaluate_join_discovery(
-            source, embed_model_from_args(args), provenance=provenance, cross_source_joins=args.cross_source_joins
+            given, embed_model_from_args(args), provenance=provenance, cross_source_joins=args.cross_source_joins
         )
         show(format_join_report(result) + "\n")
         results.append(result)
     return results
 
 
-def _folder_joins(source: Path, args: argparse.Namespace) -> dict[str, Any]:
+def _folder_joins(given: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Discovery on a folder, file or database: the joins found, scored against a ``joins.jsonl`` beside it."""
     from llama_index_pearl.joins import discover_join_paths, format_join_report
     from llama_index_pearl.joins.evaluate import score_discovery
@@ -181,9 +181,9 @@ def _folder_joins(source: Path, args: argparse.Namespace) -> dict[str, Any]:
     show(format_join_edges(discovery.graph))
     result: dict[str, Any] = {"tables": args.tables, "n_tables": len(tables), "provenance": args.provenance}
     result["joins"] = join_graph_records(discovery.graph)
-    gold = source / "joins.jsonl" if source.is_dir() else source.parent / "joins.jsonl"
+    gold = given / "joins.jsonl" if given.is_dir() else given.parent / "joins.jsonl"
     if gold.is_file():
-        result.update(score_discovery(discovery, gold), bench=source.name, cross_source_joins=policy)
+        result.update(score_discovery(discovery, gold), bench=given.name, cross_source_joins=policy)
         result["seconds"] = round(time.perf_counter() - started, 3)
         show("\nScored against " + gold.name + ":\n" + format_join_report(result))
     return result

@@ -28,11 +28,11 @@ logger = logging.getLogger(__name__)
 _SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
 
 
-def masked_url(source: Any) -> str:
+def masked_url(database: Any) -> str:
     """A URL (string or engine) with its password replaced by ``***``."""
     import sqlalchemy as sa
 
-    url = source.url if hasattr(source, "url") else source
+    url = database.url if hasattr(database, "url") else database
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
     except Exception:  # not parseable: hide whatever sits between "user:" and "@"
@@ -44,27 +44,27 @@ def masked_url(source: Any) -> str:
         return f"{scheme}{sep}{user_info.split(':', 1)[0]}:***@{host}"
 
 
-def _scrub(message: object, source: Any) -> str:
-    """``message`` with the source's password (if any) replaced by ``***``."""
+def _scrub(message: object, database: Any) -> str:
+    """``message`` with the database URL's password (if any) replaced by ``***``."""
     text = str(message)
-    password = getattr(getattr(source, "url", None), "password", None)
-    if password is None and isinstance(source, str):
+    password = getattr(getattr(database, "url", None), "password", None)
+    if password is None and isinstance(database, str):
         try:
             import sqlalchemy as sa
 
-            password = sa.engine.make_url(source).password
+            password = sa.engine.make_url(database).password
         except Exception:
             password = None
     return text.replace(str(password), "***") if password else text
 
 
 def tables_from_sql(
-    source: Any, *, max_rows_read: int | None = DEFAULT_MAX_ROWS_READ, schemas: Sequence[str] | None = None
+    database: Any, *, max_rows_read: int | None = DEFAULT_MAX_ROWS_READ, schemas: Sequence[str] | None = None
 ) -> list[Table]:
     """Every table of a SQL database (a leading sample of its rows), with declared foreign keys.
 
     Args:
-        source: SQLAlchemy URL, ``Engine``, or LlamaIndex ``SQLDatabase``.
+        database: SQLAlchemy URL, ``Engine``, or LlamaIndex ``SQLDatabase``.
         max_rows_read: Rows read per table at most (``LIMIT``, run by the server);
             ``None`` reads everything. The exact count is kept in ``Table.total_rows``.
         schemas: Schemas to read. Default: PostgreSQL's non-system schemas, the
@@ -76,7 +76,7 @@ def tables_from_sql(
     """
     import sqlalchemy as sa
 
-    engine = _engine_of(source, sa)
+    engine = _engine_of(database, sa)
     try:
         inspector = sa.inspect(engine)
         default = inspector.default_schema_name
@@ -101,7 +101,7 @@ def tables_from_sql(
         cut = total if total > len(df) else None
         tables.append(Table(id=label, df=df, foreign_keys=keys, name=name, source=source_label, total_rows=cut))
     if not tables:
-        logger.warning("SQL source %s has no tables", masked_url(engine))
+        logger.warning("SQL database %s has no tables", masked_url(engine))
     return tables
 
 
@@ -144,21 +144,21 @@ def _database_name(engine: Any) -> str:
     return database
 
 
-def _engine_of(source: Any, sa: Any) -> Any:
-    if type(source).__name__ == "SQLDatabase":
-        return source.engine
-    if not isinstance(source, str):
-        return source
+def _engine_of(database: Any, sa: Any) -> Any:
+    if type(database).__name__ == "SQLDatabase":
+        return database.engine
+    if not isinstance(database, str):
+        return database
     try:
-        url = sa.engine.make_url(source)
+        url = sa.engine.make_url(database)
     except Exception as exc:
-        raise ValueError(f"Not a SQLAlchemy URL: {masked_url(source)}: {_scrub(exc, source)}") from exc
+        raise ValueError(f"Not a SQLAlchemy URL: {masked_url(database)}: {_scrub(exc, database)}") from exc
     if url.get_backend_name() == "sqlite":
         _check_sqlite_file(url)
     try:
         return sa.create_engine(url)
     except Exception as exc:
-        raise ValueError(f"Cannot open SQL database {masked_url(source)}: {_scrub(exc, source)}") from exc
+        raise ValueError(f"Cannot open SQL database {masked_url(database)}: {_scrub(exc, database)}") from exc
 
 
 def _check_sqlite_file(url: Any) -> None:
