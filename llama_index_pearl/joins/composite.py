@@ -209,11 +209,11 @@ def _join_edges(
 ) -> Iterator[CandidateEdge]:
     ours = _hashed(child_table, [c for c, _ in pairs])
     theirs = _hashed(parent_table, [q for _, q in pairs])
-    jaccard, containment, found = _tuple_overlap(ours, [c for c, _ in pairs], theirs, [q for _, q in pairs])
+    rows = _tuples(ours, [c for c, _ in pairs])
+    jaccard, containment, found = _tuple_overlap(rows, ours, [c for c, _ in pairs], theirs, [q for _, q in pairs])
     if found < MIN_FOUND or containment < MIN_TUPLE_CONTAINMENT:
         return
-    fan_in = _fan_in(_tuples(ours, [c for c, _ in pairs]))
-    if fan_in < MIN_FAN_IN and not _named_for_key(parent_table.id, [parent[q] for _, q in pairs]):
+    if _fan_in(rows) < MIN_FAN_IN and not _named_for_key(parent_table.id, [parent[q] for _, q in pairs]):
         return
     worth = min(dict(usable[q])[c] for c, q in pairs)
     pairs = pairs + [(c, q) for q, c in constant if c not in {x for x, _ in pairs}]
@@ -258,16 +258,17 @@ def _fan_in(tuples: np.ndarray) -> float:
 
 
 def _tuple_overlap(
-    ours: Hashed, child_columns: Sequence[str], theirs: Hashed, parent_columns: Sequence[str]
+    rows: np.ndarray, ours: Hashed, child_columns: Sequence[str], theirs: Hashed, parent_columns: Sequence[str]
 ) -> tuple[float, float, int]:
     """Jaccard of the tuple sets, the share of the child's tuples found in the parent's, and how many were found.
 
     The share counts only the child's tuples whose every value occurs in its parent column:
     a parent read in part (part suppliers of the first 500 parts) cannot hold the others, and
     what they would say is unknown, while a tuple made of known values that the parent does not
-    hold (a player season that has no pitching line) says the key is not this table's.
+    hold (a player season that has no pitching line) says the key is not this table's. ``rows`` are the
+    child's complete tuples (:func:`_tuples` of ``ours``).
     """
-    child_tuples = np.unique(_tuples(ours, child_columns))
+    child_tuples = np.unique(rows)
     parent_tuples = np.unique(_tuples(theirs, parent_columns))
     if not len(child_tuples) or not len(parent_tuples):
         return 0.0, 0.0, 0

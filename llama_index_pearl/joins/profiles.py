@@ -144,7 +144,7 @@ class ColumnProfile:
         daylight-saving hour written twice) do not unmake a key, while a mostly empty column
         whose few values differ (``planes.speed``) is no key.
         """
-        return self.joinable and self.distinct_ratio >= KEY_RATIO and self.n_values >= KEY_RATIO * self.n_rows
+        return self.joinable and _unique_and_full(self.n_distinct, self.n_values, self.n_rows)
 
     @property
     def joinable(self) -> bool:
@@ -201,6 +201,11 @@ def normal_value(cell: str) -> str:
         text = _SPACES.sub(" ", text)
     match = _INTEGRAL_FLOAT.match(text)
     return match.group(1).lstrip("+") if match else text
+
+
+def _unique_and_full(n_distinct: int, n_values: int, n_rows: int) -> bool:
+    """Distinct values and non-empty cells each at least ``KEY_RATIO`` of what they are counted against."""
+    return n_values > 0 and n_distinct >= KEY_RATIO * n_values and n_values >= KEY_RATIO * n_rows
 
 
 def value_hash(value: str) -> int:
@@ -294,7 +299,7 @@ def profile_column(
     threshold: int | None = None
     key_hashes = None
     if len(hashed) > sample_size:
-        if len(distinct) >= KEY_RATIO * len(values) and len(values) >= KEY_RATIO * len(lowered):
+        if _unique_and_full(len(distinct), len(values), len(lowered)):
             key_hashes = np.unique(np.fromiter(hashed.values(), dtype=np.int64, count=len(hashed)))
         kept = sorted(hashed.items(), key=lambda kv: kv[1])[:sample_size]
         hashed = dict(kept)
