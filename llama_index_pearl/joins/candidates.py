@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from llama_index_pearl.joins import scoring
 from llama_index_pearl.joins.name_similarity import FLAT_LIMIT, KNN, MAX_EXPANSION, SIM_PERCENTILE, name_candidates
-from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS
+from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.references import reference_candidates
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
@@ -76,8 +76,10 @@ def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, 
 
     The key of a group is the member whose name makes it its table's key (``drivers.driverId``)
     when there is one; otherwise the members unique in their samples, unless chance explains it
-    (:func:`~llama_index_pearl.joins.scoring.unique_by_chance`). A column unique in a 10-row sample
-    (``driverStandings.driverId``) is no key when a member's name says which is.
+    (:func:`~llama_index_pearl.joins.scoring.unique_by_chance`), or else, of a pair of columns, the one
+    that leads a table without rows (``CustomerDemographics.CustomerTypeID``: a DDL lists its primary key
+    first; among more tables sharing the name, the first column is as often a reference: ``subject_id``).
+    A column unique in a 10-row sample (``driverStandings.driverId``) is no key when a member's name says which is.
     A group without a key makes no join (``batting.GIDP``, ``teams.W``): a join needs a key.
     """
     # Identical names pair up within a source only: across sources a shared name is no evidence
@@ -95,11 +97,28 @@ def _same_name_candidates(profiles: Sequence[ColumnProfile], names: TableNames, 
             continue
         keys = [i for i in members if names.key_worth(i)[1]]
         keys = keys or [i for i in members if profiles[i].key_like and not scoring.unique_by_chance(profiles[i])]
+        # no name nor rows say which is the key: of two tables without rows, the one it leads (a DDL lists it first)
+        leading = not keys and len(members) == 2
+        keys = keys or [i for i in members if leading and _leads_empty_table(profiles[i], names, i)]
         if len(keys) <= MAX_SAME_NAME_KEYS:
             for k in keys:
                 for i in members:
                     if profiles[i].table_id != profiles[k].table_id:
-                        pairs.setdefault(pair_key(i, k), Signals()).add_pattern("same_key_name", i)
+                        pairs.setdefault(pair_key(i, k), Signals()).add_pattern(
+                            "same_key_name", i, named=leading, key_by_name=leading
+                        )
+
+
+def _leads_empty_table(p: ColumnProfile, names: TableNames, i: int) -> bool:
+    """Whether column ``i`` is the first column, named as a key, of a table with no rows: a DDL's primary key.
+
+    Not when its name refers to a table (``costs.prod_id`` leads with a product) or its table copies another.
+    """
+    if p.n_rows or not p.has_key_token or i != names.columns[p.table_id][0] or p.table_id in names.copies:
+        return False
+    core = parse_reference(p.bare_name).core
+    named = {t for start in range(len(core)) for t in names.tables_named(core[start:], True)}
+    return not any(names.source[t] == p.source for t in named - {p.table_id})
 
 
 def _bare_key_candidates(profiles: Sequence[ColumnProfile], members: list[int], pairs: Pairs) -> None:

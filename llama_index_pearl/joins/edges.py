@@ -28,6 +28,7 @@ __all__ = [
     "CandidateEdge",
     "admissible_pairs",
     "drop_sibling_references",
+    "drop_value_alternatives",
     "group_joins",
     "keep_best_parents",
     "score_admissible",
@@ -219,8 +220,10 @@ def score_admissible(
         s_str = scoring.structural_score(pattern, right, compatible, key)
         if pattern is not None and pattern != "inclusion" and sig.strength:
             s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
-        if s_str <= 0 and a.tokens == b.tokens and not (a.key_like or b.key_like):
-            continue  # the same name and no key on either side: no join, however the values overlap
+        if s_str <= 0 and not (a.key_like or b.key_like or _codes(a, b)):
+            # no key on either side: the same name (batting.W, teams.W), the countries or first names two tables
+            # mention are shared vocabulary, no join; a shared code (an IOC country code) still names one entity
+            continue
         s_ovlp = scoring.overlap_score(jac, max(c_ab, c_ba))
         if s_str <= 0 and (not compatible or scoring.coincidental_overlap(a, b)):
             # no anchor, and the overlap is what chance gives (numbers inside a text column, small
@@ -255,27 +258,64 @@ def score_admissible(
     return strongest_first(edges)
 
 
+def _codes(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two columns of different names both hold codes (``USA``, ``ORD-0001``): what names one entity."""
+    return (
+        a.tokens != b.tokens
+        and a.dtype == b.dtype == "text"
+        and scoring.identifier_shaped(a)
+        and scoring.identifier_shaped(b)
+    )
+
+
 def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2: float) -> list[CandidateEdge]:
-    """Drop implicit edges between two columns that reference one same key.
+    """Drop edges between two columns that reference one same key: siblings join through their parent.
 
     ``Batting.teamID`` and ``SeriesPost.teamIDwinner`` both refer to ``Teams``: their values meet
     because both hold team codes, and the tables join through ``Teams`` (a 3-table path), not
     to each other (a team's batting lines do not relate to every series that team won, in any year).
+    The same holds when one sibling is unique, one row per parent (a film's one category row): a
+    film's copies in stock reference the film, not its category row, although every value of theirs is
+    found there. Such an explicit edge goes when the referencing column's reference to the shared parent
+    is at least as strong; a declared key and a composite key's column pair always stay.
 
     Args:
         edges: Scored edges.
         tau_2: Minimum f of a path of 2 tables: what an explicit edge must pass to count as a reference.
     """
-    parents: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    parents: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
     for e in edges:
         if e.explicit and e.passes(tau_2):
-            parents.setdefault((e.left_table, e.left_column), set()).add((e.right_table, e.right_column))
-    return [
-        e
-        for e in edges
-        if e.explicit
-        or not parents.get((e.left_table, e.left_column), set()) & parents.get((e.right_table, e.right_column), set())
-    ]
+            refs = parents.setdefault((e.left_table, e.left_column), {})
+            refs[(e.right_table, e.right_column)] = max(e.score, refs.get((e.right_table, e.right_column), 0.0))
+    kept = []
+    for e in edges:
+        ours = parents.get((e.left_table, e.left_column), {})
+        theirs = parents.get((e.right_table, e.right_column), {})
+        shared = ours.keys() & theirs.keys()
+        if e.explicit:  # a composite key's column pair is no sibling: the key is whole only with its other pairs
+            sibling = not e.declared and e.key is None and any(ours[p] >= e.score for p in shared)
+        else:
+            sibling = bool(shared)
+        if not sibling:
+            kept.append(e)
+    return kept
+
+
+def drop_value_alternatives(edges: Sequence[CandidateEdge], tau_2: float) -> list[CandidateEdge]:
+    """Drop value-only anchors (``inclusion``) between two tables that a named or declared key already joins.
+
+    An order ships to its customer's address and names its customer's company: ``ShipAddress`` values
+    fall inside ``Customers.Address`` because the order is the customer's, joined by ``CustomerID``. Such
+    overlap follows from the key join; it is no second key, and offering it as an alternative join would
+    lead a SQL writer astray.
+
+    Args:
+        edges: Scored edges.
+        tau_2: Minimum f of a path of 2 tables.
+    """
+    keyed = {frozenset(e.tables) for e in edges if e.explicit and e.passes(tau_2) and e.pattern != "inclusion"}
+    return [e for e in edges if not (e.pattern == "inclusion" and frozenset(e.tables) in keyed)]
 
 
 def strongest_first(edges: Iterable[CandidateEdge]) -> list[CandidateEdge]:

@@ -38,6 +38,7 @@ from llama_index_pearl.text.words import identifier_words, singular
 
 __all__ = [
     "AGENT_ENTITIES",
+    "AGENT_ROLES",
     "GENERIC_TOKENS",
     "KEY_TOKENS",
     "WAREHOUSE_WORDS",
@@ -65,6 +66,9 @@ GENERIC_TOKENS = KEY_TOKENS | {
 # Tables an agent role (creator_id, approver_id, LastEditedBy) refers to: who acts in a system.
 AGENT_ENTITIES = frozenset({"user", "person", "employee", "member", "staff"})
 LINK_WORDS = frozenset({"link", "linked", "ref", "refs", "reference", "fk"})  # link_to_member, ref_customer
+LINK_SUFFIXES = frozenset({"via"})  # ShipVia, ship_via: the entity something goes by, named by what it does
+# Role nouns of a person who acts for a business, abbreviated or not: SupportRepId, manager_id, clerk_no.
+AGENT_ROLES = frozenset({"rep", "representative", "manager", "mgr", "supervisor", "agent", "clerk", "assistant"})
 # Leading words that make a column a measure of its entity rather than a reference to it.
 MEASURE_WORDS = frozenset(
     {"number", "num", "count", "total", "qty", "quantity", "units", "sum", "avg", "average", "min", "max"}
@@ -244,11 +248,18 @@ def parse_reference(column: str) -> NameReference:
     agent = False
     if key is None and len(tokens) > 1 and tokens[-1] == "by":  # created_by, LastEditedBy: "by" marks the reference
         agent, key, tokens = True, tokens[-1], tokens[:-1]
-    elif tokens and key and tokens[-1].endswith(_AGENT_SUFFIXES) and len(tokens[-1]) > 4:
-        agent = True  # creator_id, approver_id: an agent unless a table of that name says otherwise
+    elif key is None and len(tokens) > 1 and tokens[-1] in LINK_SUFFIXES:  # ShipVia: the shipper it goes by
+        key, tokens = tokens[-1], tokens[:-1]
+    elif tokens and key and (tokens[-1] in AGENT_ROLES or _agent_noun(tokens[-1])):
+        agent = True  # creator_id, approver_id, SupportRepId: an agent unless a table of that name says otherwise
     if tokens:
         tokens[-1] = entity_singular(tokens[-1])
     return NameReference(tuple(tokens), key, numbered, agent, suffix)
+
+
+def _agent_noun(word: str) -> bool:
+    """One who does: ``creator``, ``approver`` (``user`` and ``order`` are too short to tell)."""
+    return word.endswith(_AGENT_SUFFIXES) and len(word) > 4
 
 
 def _role_suffix(tokens: list[str]) -> tuple[str, ...]:

@@ -31,6 +31,9 @@ from llama_index_pearl.joins.naming import (
     KEY_TOKENS,
     bare_name,
     column_prefix,
+    entity_singular,
+    names_own_table,
+    parse_reference,
     table_name_words,
 )
 from llama_index_pearl.tables.table import Table, cell_text
@@ -83,6 +86,8 @@ class ColumnProfile:
         name_vec: Unit-norm name embedding (set by :func:`embed_names`).
         value_vec: Unit-norm mean value embedding (set by :func:`embed_values`; ``None`` without examples).
         source: Provenance of the owning table (``Table.source``; ``None``: unknown).
+        label: Unique over the rows read, but a label of a table that has an identifier
+            (:func:`mark_labels`): a name, phone or city beside ``CustomerID``, never what a reference points at.
     """
 
     table_id: str
@@ -101,6 +106,7 @@ class ColumnProfile:
     n_rows: int = -1
     key_hashes: np.ndarray | None = field(default=None, repr=False)
     bare_name: str = ""
+    label: bool = False
 
     def __post_init__(self) -> None:
         if self.n_rows < 0:
@@ -144,7 +150,21 @@ class ColumnProfile:
         daylight-saving hour written twice) do not unmake a key, while a mostly empty column
         whose few values differ (``planes.speed``) is no key.
         """
-        return self.joinable and _unique_and_full(self.n_distinct, self.n_values, self.n_rows)
+        return self.joinable and not self.label and self.unique
+
+    @property
+    def unique(self) -> bool:
+        """Unique and non-null over the rows read (``KEY_RATIO``), whatever the column's role in its table."""
+        return _unique_and_full(self.n_distinct, self.n_values, self.n_rows)
+
+    @property
+    def identifier(self) -> bool:
+        """A key whose name says it identifies its own table's rows: a bare key word (``id``) or the table's entity
+        with one (``CustomerID`` of ``Customers``, ``officeCode`` of ``offices``, ``l_orderkey``'s ``o_orderkey``)."""
+        if not (self.joinable and self.unique):
+            return False
+        ref = parse_reference(self.bare_name)
+        return (ref.key is not None and not ref.core) or names_own_table(self.bare_name, self.table_id)
 
     @property
     def joinable(self) -> bool:
@@ -352,7 +372,30 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
             except Exception as exc:  # a cell no rule foresaw: say where, rather than fail the whole build blindly
                 raise ValueError(f"Cannot profile column {column!r} of table {table.id!r}: {exc}") from exc
             profiles.append(profile)
+        mark_labels(profiles[len(profiles) - len(table.columns) :])
     return profiles
+
+
+def mark_labels(columns: Sequence[ColumnProfile]) -> None:
+    """Mark the unique columns of one table that are labels, not keys, in place.
+
+    A table that has an identifier (:attr:`ColumnProfile.identifier`: ``CustomerID``, ``officeCode``) is
+    referenced through it; its other unique columns (a company name, an address, a phone number, the city
+    of each of seven offices, the first names of a few hundred customers) are unique because the table is
+    small or the values are descriptive, and values shared with them are shared words, not references. A
+    column named as a key (``playerID`` beside a surrogate ``ID``) or by a word of its table's name
+    (``model_list.Model``) stays a key.
+
+    Args:
+        columns: The profiles of one table's columns.
+    """
+    if not any(p.identifier for p in columns):
+        return
+    for p in columns:
+        own_words = {entity_singular(w) for w in table_name_words(p.table_id)}
+        named_key = parse_reference(p.bare_name).key is not None  # playerID beside a surrogate ID: a natural key
+        if p.unique and not named_key and not {entity_singular(w) for w in p.tokens} & own_words:
+            p.label = True
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

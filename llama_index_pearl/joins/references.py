@@ -113,7 +113,8 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Re
     matches.pop(p.table_id, None)
     # an agent word (creator, approver) is a role only as an audit convention, repeated across tables:
     # one column named so (SensorNumber, Beginning of Quarter Key) is more likely a thing
-    if not matches and ref.agent and (ref.key == "by" or names.spread[(p.source, p.norm_name)] >= AGENT_SPREAD):
+    named_role = ref.key == "by" or ref.core[-1] in naming.AGENT_ROLES
+    if not matches and ref.agent and (named_role or names.spread[(p.source, p.norm_name)] >= AGENT_SPREAD):
         for entity in naming.AGENT_ENTITIES:
             for table_id in names.exact.get((entity,), ()):
                 if names.forms[table_id].get((entity,)) == 1.0 and table_id != p.table_id:

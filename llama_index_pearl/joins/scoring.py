@@ -26,6 +26,8 @@ Pipeline step: joins (docs/architecture.md).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from llama_index_pearl.joins.profiles import ColumnProfile
@@ -40,6 +42,7 @@ __all__ = [
     "coincidental_overlap",
     "cross_source_evidence",
     "explicit_score",
+    "identifier_shaped",
     "implicit_score",
     "improbable_overlap",
     "inclusion_anchor",
@@ -82,6 +85,8 @@ SHAPE_DIGITS = 2
 DENSE_COVER = 0.5  # a key holding half the integers of a range takes in any column there by chance
 CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
+IDENTIFIER_SHARE = 0.5  # share of values with a digit or symbol that makes free-length text a code
+_WORDS = re.compile(r"^[^\W\d_]+(?:[ '.-]+[^\W\d_]+)*\.?$")  # letters, words apart by a space, apostrophe or point
 
 _JOINABLE_TYPES = {
     ("int", "int"),
@@ -283,7 +288,8 @@ def implicit_score(s_sem: float, s_ovlp: float) -> float:
 def coincidental_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
     """Whether any overlap of ``a`` and ``b`` is expected by chance alone.
 
-    True when either column holds ``FEW_VALUES`` distinct values or fewer, or
+    True when either column holds ``FEW_VALUES`` distinct values or fewer, when both
+    are dates (a few years of a calendar: orders and payments fall on the same days), or
     when both are integer columns whose combined range is under
     ``SMALL_UNIVERSE_FACTOR`` times their distinct values together (dense ids,
     ages, years): random draws from such a range collide anyway.
@@ -293,6 +299,8 @@ def coincidental_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
         b: The other's.
     """
     if min(a.n_distinct, b.n_distinct) <= FEW_VALUES:
+        return True
+    if a.dtype == "date" and b.dtype == "date":
         return True
     if a.int_range is None or b.int_range is None:
         return False
@@ -305,7 +313,8 @@ def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba:
 
     Names say nothing across sources (every database has its ``customer_id``), so
     the values must: the overlap must not be what chance gives (dense 1..n ids,
-    prefixed counters such as ``ORD-0001``, tiny domains, dates), at least
+    prefixed counters such as ``ORD-0001``, tiny domains, dates, words of a shared
+    vocabulary such as countries, cities or first names: :func:`identifier_shaped`), at least
     ``INCLUSION_MIN_SHARED`` values must be shared, and one side must be a key
     that holds at least ``CROSS_SOURCE_MIN_CONTAINMENT`` of the other side's values.
 
@@ -320,9 +329,31 @@ def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba:
         return False
     if a.sequential or b.sequential or coincidental_overlap(a, b):
         return False
+    if not (identifier_shaped(a) and identifier_shaped(b)):
+        return False
     return (b.key_like and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
         a.key_like and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
     )
+
+
+def identifier_shaped(p: ColumnProfile) -> bool:
+    """Whether a column's values are shaped like identifiers rather than words of a language.
+
+    Integers are; so are texts of one fixed length (``USA``, ``ALFKI``, ISO codes) or holding digits or
+    symbols (``ORD-0001``, emails, ISBNs, postcodes). Free-length words (countries, cities, first names)
+    are a vocabulary every database about people and places shares: two unrelated sources hold them alike.
+
+    Args:
+        p: A column's profile.
+    """
+    if p.dtype != "text":
+        return p.dtype == "int"
+    values = list(p.sample)
+    if not values:
+        return False
+    if len({len(v) for v in values}) == 1:
+        return True
+    return sum(not _WORDS.match(v) for v in values) >= IDENTIFIER_SHARE * len(values)
 
 
 def improbable_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:

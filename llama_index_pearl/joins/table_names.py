@@ -106,12 +106,24 @@ class TableNames:
             if not p.joinable or p.key_like:
                 worth = naming.key_name_worth(p.bare_name, self.forms[p.table_id], self.others[p.table_id])
                 by_name = worth > 0.0
-                if p.key_like and p.has_key_token:
+                if p.key_like and p.has_key_token and not self._refers_beside_identifier(i):
                     worth = 1.0
                     core = parse_reference(p.bare_name).core
                     by_name = by_name or (bool(core) and set(core) <= _own_words(p.table_id))
             self._key_worth[i] = (worth, by_name)
         return self._key_worth[i]
+
+    def _refers_beside_identifier(self, i: int) -> bool:
+        """Whether column ``i`` names another table of its source while its own table has an identifier.
+
+        Unique in a two-row ``staff`` table, ``address_id`` is the staff's address, not the staff's key:
+        ``staff_id`` is. (A table without such an identifier, ``film_category``, is keyed by what it has.)
+        """
+        p = self.profiles[i]
+        core = parse_reference(p.bare_name).core
+        if not core or not any(c != i and self.profiles[c].identifier for c in self.columns[p.table_id]):
+            return False
+        return any(self.source[t] == p.source for t in self.tables_named(core, False) - {p.table_id})
 
     def names_key(self, i: int) -> bool:
         """Whether column ``i`` is its table's key by name, or a prefixed table's first column, unique, named as a key.
