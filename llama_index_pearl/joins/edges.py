@@ -11,7 +11,7 @@ Pipeline step: joins (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -268,7 +268,9 @@ def _codes(a: ColumnProfile, b: ColumnProfile) -> bool:
     )
 
 
-def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2: float) -> list[CandidateEdge]:
+def drop_sibling_references(
+    edges: Sequence[CandidateEdge], tau_2: float, identifiers: Collection[tuple[str, str]] = ()
+) -> list[CandidateEdge]:
     """Drop edges between two columns that reference one same key: siblings join through their parent.
 
     ``Batting.teamID`` and ``SeriesPost.teamIDwinner`` both refer to ``Teams``: their values meet
@@ -277,12 +279,16 @@ def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2: float) -> lis
     The same holds when one sibling is unique, one row per parent (a film's one category row): a
     film's copies in stock reference the film, not its category row, although every value of theirs is
     found there. Such an explicit edge goes when the referencing column's reference to the shared parent
-    is at least as strong; a declared key and a composite key's column pair always stay.
+    is at least as strong; a declared key, a composite key's column pair and an edge into a column that
+    identifies its own table (``customers.customer_id``, which no parent makes a child) always stay.
 
     Args:
         edges: Scored edges.
         tau_2: Minimum f of a path of 2 tables: what an explicit edge must pass to count as a reference.
+        identifiers: ``(table, column)`` of the columns that identify their own table
+            (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.identifier`).
     """
+    identifiers = set(identifiers)
     parents: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
     for e in edges:
         if e.explicit and e.passes(tau_2):
@@ -294,7 +300,8 @@ def drop_sibling_references(edges: Sequence[CandidateEdge], tau_2: float) -> lis
         theirs = parents.get((e.right_table, e.right_column), {})
         shared = ours.keys() & theirs.keys()
         if e.explicit:  # a composite key's column pair is no sibling: the key is whole only with its other pairs
-            sibling = not e.declared and e.key is None and any(ours[p] >= e.score for p in shared)
+            child = e.key is None and not e.declared and (e.right_table, e.right_column) not in identifiers
+            sibling = child and any(ours[p] >= e.score for p in shared)
         else:
             sibling = bool(shared)
         if not sibling:

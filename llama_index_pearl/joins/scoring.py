@@ -85,7 +85,7 @@ SHAPE_DIGITS = 2
 DENSE_COVER = 0.5  # a key holding half the integers of a range takes in any column there by chance
 CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
-IDENTIFIER_SHARE = 0.5  # share of values with a digit or symbol that makes free-length text a code
+IDENTIFIER_SHARE = 0.9  # share of values with a digit or symbol that makes free-length text a code
 _WORDS = re.compile(r"^[^\W\d_]+(?:[ '.-]+[^\W\d_]+)*\.?$")  # letters, words apart by a space, apostrophe or point
 
 _JOINABLE_TYPES = {
