@@ -216,11 +216,12 @@ def score_admissible(
             referencing = i if (a.distinct_ratio, a.table_id) <= (b.distinct_ratio, b.table_id) else j
         left, right = (a, b) if referencing == i else (b, a)
         # a referenced column without a sample to say otherwise is a key when its name says so
-        key = right.key_like or (sig.key_by_name and not right.joinable)
+        across = not same_source(a.source, b.source)
+        key = scoring.referenceable(right, across) or (sig.key_by_name and not right.joinable)
         s_str = scoring.structural_score(pattern, right, compatible, key)
         if pattern is not None and pattern != "inclusion" and sig.strength:
             s_str *= sig.strength / scoring.PATTERN_STRENGTH[pattern]
-        if s_str <= 0 and not (a.key_like or b.key_like or _codes(a, b)):
+        if s_str <= 0 and not (scoring.referenceable(a, across) or scoring.referenceable(b, across) or _codes(a, b)):
             # no key on either side: the same name (batting.W, teams.W), the countries or first names two tables
             # mention are shared vocabulary, no join; a shared code (an IOC country code) still names one entity
             continue

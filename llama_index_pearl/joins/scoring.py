@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from llama_index_pearl.joins.profiles import ColumnProfile
+from llama_index_pearl.tables.table import same_source
 
 __all__ = [
     "CROSS_SOURCE_MIN_CONTAINMENT",
@@ -47,6 +48,7 @@ __all__ = [
     "improbable_overlap",
     "inclusion_anchor",
     "overlap_score",
+    "referenceable",
     "semantic_score",
     "shapes_agree",
     "structural_score",
@@ -202,11 +204,26 @@ def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: floa
         return 0
     if dense_cover(a, b) or dense_cover(b, a):
         return 0
-    if b.key_like and c_ab >= INCLUSION_MIN_CONTAINMENT and a.n_distinct >= INCLUSION_MIN_SHARED:
+    across = not same_source(a.source, b.source)
+    if referenceable(b, across) and c_ab >= INCLUSION_MIN_CONTAINMENT and a.n_distinct >= INCLUSION_MIN_SHARED:
         return 1
-    if a.key_like and c_ba >= INCLUSION_MIN_CONTAINMENT and b.n_distinct >= INCLUSION_MIN_SHARED:
+    if referenceable(a, across) and c_ba >= INCLUSION_MIN_CONTAINMENT and b.n_distinct >= INCLUSION_MIN_SHARED:
         return -1
     return 0
+
+
+def referenceable(p: ColumnProfile, across_sources: bool) -> bool:
+    """Whether a reference may point at column ``p``: a key, or across sources any unique column.
+
+    Inside one system a reference points at its table's key, never at a label beside it
+    (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.label`); two systems share no surrogate
+    ids, and meet through what each holds unique as a label: an email, an ISBN, an ISO code.
+
+    Args:
+        p: The referenced column.
+        across_sources: Whether the referencing column is of another source.
+    """
+    return p.key_like or (across_sources and p.joinable and p.unique)
 
 
 def dense_cover(child: ColumnProfile, key: ColumnProfile) -> bool:
@@ -331,8 +348,8 @@ def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba:
         return False
     if not (identifier_shaped(a) and identifier_shaped(b)):
         return False
-    return (b.key_like and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
-        a.key_like and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
+    return (referenceable(b, True) and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
+        referenceable(a, True) and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
     )
 
 
