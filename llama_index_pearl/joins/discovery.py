@@ -257,13 +257,14 @@ def discover_join_paths(
     _check_scope(tables, touching, previous)
     seconds: dict[str, float] = {}
     with stage(seconds, "profile"):
-        profiles = profile_tables(tables)
+        # "always": provenance ignored, one unified pool as in the paper
+        profiles = profile_tables(tables, provenance=cross_source_joins != "always")
     model = resolve_embed_model(embed_model) if len(tables) > 1 else None
     with stage(seconds, "embed"):
         if model is not None:
             embed_names([p for p in profiles if p.joinable], model, show_progress)
     with stage(seconds, "candidates"):
-        pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, cross_source_joins, touching)
+        pairs, tau_sim = _candidate_pairs(tables, profiles, use_declared, touching)
         admitted = admissible_pairs(profiles, pairs, cross_source_joins)
     with stage(seconds, "embed"):  # only scoring reads value vectors: just the admitted pairs' columns
         if model is not None:
@@ -314,7 +315,6 @@ def _candidate_pairs(
     tables: Sequence[Table],
     profiles: list[ColumnProfile],
     use_declared: bool,
-    cross_source_joins: str,
     touching: Collection[str] | None,
 ) -> tuple[cand.Pairs, float]:
     """Candidate column pairs (P_S, P_B, P_V and declared keys) and the adaptive P_B threshold.
@@ -326,9 +326,6 @@ def _candidate_pairs(
     """
     if len(tables) < 2:
         return {}, float("nan")
-    if cross_source_joins == "always":  # provenance ignored: one unified pool, as in the paper
-        for profile in profiles:
-            profile.source = None
     pairs: cand.Pairs = {}
     if use_declared:
         cand.declared_candidates(tables, profiles, pairs)

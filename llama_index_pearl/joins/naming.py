@@ -199,11 +199,6 @@ class NameReference:
     suffix: tuple[str, ...] = ()
 
     @property
-    def referent(self) -> tuple[str, ...]:
-        """The name without role words after the key: ``teamIDwinner`` refers to a ``teamID``."""
-        return (*self.core, self.key) if self.key and self.key != "by" else self.core
-
-    @property
     def marked(self) -> bool:
         """Whether something besides the entity says the column is a reference.
 

@@ -349,12 +349,15 @@ def profile_column(
     )
 
 
-def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> list[ColumnProfile]:
+def profile_tables(
+    tables: Sequence[Table], sample_size: int = SAMPLE_SIZE, *, provenance: bool = True
+) -> list[ColumnProfile]:
     """Profile every column of every table, in table then column order.
 
     Args:
         tables: The corpus.
         sample_size: Bottom-k sample size per column.
+        provenance: Give each profile its table's source; ``False``: one unified pool (source ``None``).
 
     Returns:
         One profile per column.
@@ -368,7 +371,8 @@ def profile_tables(tables: Sequence[Table], sample_size: int = SAMPLE_SIZE) -> l
         for column, cells, dtype in zip(table.columns, cells_of, frame.dtypes, strict=True):
             try:
                 declared = declared_type(dtype)
-                profile = profile_column(table.id, column, cells, sample_size, table.source, declared, prefix)
+                source = table.source if provenance else None
+                profile = profile_column(table.id, column, cells, sample_size, source, declared, prefix)
             except Exception as exc:  # a cell no rule foresaw: say where, rather than fail the whole build blindly
                 raise ValueError(f"Cannot profile column {column!r} of table {table.id!r}: {exc}") from exc
             profiles.append(profile)

@@ -28,9 +28,8 @@ from llama_index_pearl.joins.table_names import TableNames
 
 __all__ = ["AGENT_SPREAD", "Resolved", "reference_candidates"]
 
-# Tables (copies aside) that must share an ..er/..or_id column before it reads as a role. real_schemas P / R
-# at 1 / 2 / 3 / never: 0.834 / 0.791, 0.838 / 0.786, 0.838 / 0.784, 0.836 / 0.745 (with ..._by only);
-# 1 adds SensorNumber and Beginning of Quarter Key as people; no other dev set has one.
+# Tables (copies aside) that must share an ..er/..or_id column before it reads as a role
+# (benchmarks/README.md, "Constants": references.AGENT_SPREAD).
 AGENT_SPREAD = 2
 
 
