@@ -13,7 +13,6 @@ Pipeline step: storage (docs/architecture.md).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,14 +26,13 @@ from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 
 __all__ = [
     "IndexFileError",
-    "check_digests",
     "check_graph",
     "check_manifest_fields",
     "check_units",
     "check_vector_ids",
     "file_digests",
-    "read_json",
     "reading",
+    "sha256_of",
 ]
 
 _CHUNK = 1 << 20
@@ -70,12 +68,6 @@ def reading(path: Path) -> Iterator[None]:
         raise IndexFileError(path, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
 
 
-def read_json(path: Path) -> Any:
-    """The decoded JSON of ``path``; a truncated or non-UTF-8 file names itself."""
-    with reading(path):
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
 def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
     """Every field the loader reads is present with its type (``generator``: an object or null)."""
     if "generator" not in manifest:
@@ -88,42 +80,26 @@ def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
         raise IndexFileError(path, "dimension, n_units and n_tables must be positive")
 
 
-def _sha256(path: Path, *, sync: bool = False) -> str:
-    sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            sha.update(chunk)
-        if sync:
-            os.fsync(handle.fileno())
+def sha256_of(fd: int) -> str:
+    """The SHA-256 (hex) of an open file's whole content, read by offset (its position is left alone)."""
+    sha, offset = hashlib.sha256(), 0
+    while chunk := os.pread(fd, _CHUNK, offset):
+        sha.update(chunk)
+        offset += len(chunk)
     return sha.hexdigest()
 
 
 def file_digests(folder: Path, names: Iterable[str]) -> dict[str, dict[str, Any]]:
     """``{name: {"bytes": size, "sha256": hex}}``; each file is fsynced too (it is about to be swapped in)."""
-    return {
-        name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name, sync=True)}
-        for name in sorted(names)
-    }
-
-
-def check_digests(folder: Path, manifest_path: Path, files: Mapping[str, Any]) -> None:
-    """Each file the manifest lists exists with the recorded size and SHA-256."""
-    for name, recorded in files.items():
-        path = folder / name
-        if not isinstance(recorded, Mapping) or not {"bytes", "sha256"} <= set(recorded):
-            raise IndexFileError(manifest_path, f"bad entry for {name!r} in 'files'")
-        if "/" in name or "\\" in name or name.startswith("."):
-            raise IndexFileError(manifest_path, f"file name {name!r} leaves the folder")
-        if not path.is_file():
-            raise IndexFileError(path, "missing (listed in the manifest)")
-        if path.stat().st_size != recorded["bytes"]:
-            raise IndexFileError(
-                path, f"{path.stat().st_size} bytes, the manifest recorded {recorded['bytes']} (modified after persist)"
-            )
-        if _sha256(path) != recorded["sha256"]:
-            raise IndexFileError(
-                path, "content differs from the SHA-256 the manifest recorded (modified after persist)"
-            )
+    digests = {}
+    for name in sorted(names):
+        fd = os.open(folder / name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            digests[name] = {"bytes": os.fstat(fd).st_size, "sha256": sha256_of(fd)}
+        finally:
+            os.close(fd)
+    return digests
 
 
 def check_units(path: Path, units: Iterable[BaseNode], table_ids: set[str], expected: int) -> None:

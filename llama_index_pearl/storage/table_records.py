@@ -3,17 +3,19 @@
 A query reads no table's rows (each table's text is in the catalog), so a loaded index
 holds :class:`LazyTables`: the table ids at once, the ``Table`` objects (and
 their DataFrames) built from ``tables.jsonl`` the first time any table is asked for, every line
-checked then as :func:`read_tables_file` checks it. The file's size and SHA-256 were checked
-at load, so what is read is what ``persist`` wrote.
+checked then as :func:`read_tables_file` checks it. The bytes come from the file held open since
+load, their SHA-256 checked again (:mod:`~llama_index_pearl.storage.snapshot`), so what is read is
+what ``persist`` wrote and ``load`` checked.
 
 Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import threading
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +45,17 @@ def write_tables_file(tables: Iterable[Table], path: Path) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def read_tables_file(path: Path, expected: int) -> list[Table]:
+def read_tables_file(path: Path, data: bytes, expected: int) -> list[Table]:
     """The tables of ``tables.jsonl``, each line checked (an :class:`IndexFileError` names the file and line).
 
     Args:
-        path: The file.
+        path: The file (named in errors).
+        data: Its bytes.
         expected: How many tables the manifest lists.
     """
     tables: dict[str, Table] = {}
-    with reading(path), path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with reading(path):
+        for line_no, line in enumerate(io.StringIO(data.decode("utf-8"), newline=None), start=1):
             with reading(path.with_name(f"{path.name}, line {line_no}")):
                 table = _table(json.loads(line))
                 if table.id in tables:
@@ -88,12 +91,14 @@ class LazyTables(MutableMapping[str, Table]):
     a delete) read the tables first and then change them like a ``dict``.
 
     Args:
-        path: The ``tables.jsonl`` file.
+        path: The ``tables.jsonl`` file (named in errors).
         table_ids: The index's table ids, in its order.
+        read: Its bytes, checked (:meth:`~llama_index_pearl.storage.snapshot.FolderSnapshot.read`).
     """
 
-    def __init__(self, path: Path, table_ids: Sequence[str]) -> None:
+    def __init__(self, path: Path, table_ids: Sequence[str], read: Callable[[], bytes]) -> None:
         self._path = path
+        self._read_bytes = read
         self._ids = list(table_ids)
         self._known = frozenset(self._ids)
         self._tables: dict[str, Table] | None = None
@@ -103,7 +108,7 @@ class LazyTables(MutableMapping[str, Table]):
         if self._tables is None:
             with self._reading:
                 if self._tables is None:
-                    tables = {t.id: t for t in read_tables_file(self._path, len(self._ids))}
+                    tables = {t.id: t for t in read_tables_file(self._path, self._read_bytes(), len(self._ids))}
                     if list(tables) != self._ids:
                         raise IndexFileError(self._path, "its tables are not those the catalog lists")
                     self._tables = tables
