@@ -311,3 +311,95 @@ def test_persist_to_the_current_folder_names_it(built, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "here")
     index.persist(".")
     assert _ranked(_load(tmp_path / "here")) == _ranked(index)
+
+
+def test_persist_refuses_a_folder_whose_pearl_json_is_not_a_pearl_manifest(built, tmp_path):
+    index, _ = built
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pearl.json").write_text('{"name": "my project", "version": 2}')
+    (project / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=r"project.*not a PEARL index \(its pearl\.json is not a llama-index-pearl"):
+        index.persist(project)
+    assert sorted(p.name for p in project.iterdir()) == ["notes.txt", "pearl.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "project"]
+
+
+def test_persist_refuses_an_index_folder_holding_a_file_of_the_user_naming_it(built):
+    index, folder = built
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=r"1 file\(s\) the manifest does not list, e.g. 'notes\.txt'"):
+        index.persist(folder)
+    assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def _killed_persist(folder: Path) -> None:
+    """A process killed mid-persist (``os._exit``: no cleanup runs), as in the test above."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path[:0] = {[str(Path(__file__).parent)]!r}
+        import pandas as pd
+        from embeddings import HashingEmbedding
+        import llama_index_pearl.storage.persistence as persistence
+        from llama_index_pearl import PearlTableIndex
+
+        def crash(tables, path):
+            path.write_text('{{"id": "half')
+            os._exit(9)
+
+        persistence.write_tables_file = crash
+        index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
+        index.persist({str(folder)!r})
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+
+
+def test_the_temporary_folder_a_killed_persist_left_is_removed_by_the_next_persist(built, tmp_path):
+    index, folder = built
+    _killed_persist(folder)
+    left = [p.name for p in tmp_path.iterdir() if ".pearl-tmp-" in p.name]
+    assert len(left) == 1
+    index.persist(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert _ranked(_load(folder)) == _ranked(index)
+
+
+def test_a_temporary_folder_a_live_persist_holds_is_left_alone(built, tmp_path):
+    import fcntl
+
+    index, folder = built
+    live = tmp_path / ".idx.pearl-tmp-0badc0de"
+    live.mkdir()
+    (live / "tables.jsonl").write_text("{}")
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a writer in another process holds its folder
+        index.persist(folder)
+        assert (live / "tables.jsonl").read_text() == "{}"
+    finally:
+        os.close(fd)
+    index.persist(folder)  # no longer held: a killed writer's
+    assert not live.exists()
+
+
+def test_a_folder_that_only_looks_like_a_temporary_one_is_left_alone(built, tmp_path):
+    index, folder = built
+    (tmp_path / ".other.pearl-tmp-12345678").mkdir()  # beside another index
+    (tmp_path / ".idx.pearl-tmp-file").write_text("a file, not a folder")
+    index.persist(folder)
+    assert (tmp_path / ".other.pearl-tmp-12345678").is_dir() and (tmp_path / ".idx.pearl-tmp-file").is_file()
+
+
+def test_pearl_graph_draws_an_index_of_a_custom_encoder_without_it(built, tmp_path, capsys):
+    from llama_index_pearl.cli import main
+
+    _, folder = built
+    page = tmp_path / "graph.html"
+    assert main(["graph", str(folder), "--html", str(page)]) == 0, capsys.readouterr().err
+    html = page.read_text(encoding="utf-8")
+    assert all(name in html for name in ("singer", "concert", "stadium", "Wembley"))
+    assert "3 tables" in capsys.readouterr().out
