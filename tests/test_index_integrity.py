@@ -17,13 +17,6 @@ from test_persistence import load_and_read, reseal
 from llama_index_pearl import PearlTableIndex
 
 
-@pytest.fixture
-def built(music_tables, hashing_embedding, tmp_path):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    index.persist(tmp_path / "idx")
-    return index, tmp_path / "idx"
-
-
 def _ranked(index, question="Wembley capacity"):
     return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
 
@@ -226,27 +219,7 @@ def test_an_error_mid_persist_leaves_the_old_index_loading_identically(built, mu
 
 def test_a_process_killed_mid_persist_leaves_the_old_index_loading_identically(built, tmp_path):
     index, folder = built
-    script = textwrap.dedent(
-        f"""
-        import os, sys
-        sys.path[:0] = {[str(Path(__file__).parent)]!r}
-        import pandas as pd
-        from embeddings import HashingEmbedding
-        import llama_index_pearl.storage.persistence as persistence
-        from llama_index_pearl import PearlTableIndex
-
-        def crash(tables, path):
-            path.write_text('{{"id": "half')
-            os._exit(9)  # no cleanup runs: as a SIGKILL or a power cut would leave it
-
-        persistence.write_tables_file = crash
-        index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
-        index.persist({str(folder)!r})
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, capture_output=True, text=True)
-    assert done.returncode == 9, done.stderr
+    _killed_persist(folder)
     assert _ranked(_load(folder)) == _ranked(index)
 
 

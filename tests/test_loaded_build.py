@@ -30,13 +30,6 @@ def _rebuilt(music_tables):
     return PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding())
 
 
-@pytest.fixture
-def built(music_tables, hashing_embedding, tmp_path):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    index.persist(tmp_path / "idx")
-    return index, tmp_path / "idx"
-
-
 def test_a_rebuild_persisted_over_the_folder_after_load_is_not_read_as_the_loaded_build(built, music_tables):
     index, folder = built
     loaded = PearlTableIndex.load(folder, embed_model=HashingEmbedding())

@@ -29,13 +29,6 @@ def load_and_read(folder, embed_model=None, **kwargs):
     return index
 
 
-@pytest.fixture
-def built(music_tables, hashing_embedding, tmp_path):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    index.persist(tmp_path / "idx")
-    return index, tmp_path / "idx"
-
-
 def _ranked(index, question):
     return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ import networkx as nx
 from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+from llama_index_pearl.joins import JoinPath
+from llama_index_pearl.joins.graph import joins_between
 
 __all__ = [
     "IndexFileError",
@@ -129,16 +131,36 @@ def check_vector_ids(path: Path, vector_ids: Iterable[str], unit_ids: set[str]) 
 
 
 def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
-    """Graph nodes and stored paths name known tables.
+    """Graph nodes and stored paths name known tables, and every edge and stored path parses.
 
-    The paths are checked as stored (a list of tables each); they are parsed into ``JoinPath`` objects
-    when something reads them (``index.join_paths``: inserts, the graph page), not by a query.
+    Parsed here, once (what a query's join hints, an insert or the graph page read of them), so that
+    nothing read later meets a malformed join the load let through.
     """
     with reading(path):
         unknown = [n for n in graph.nodes if n not in table_ids]
         if unknown:
             raise IndexFileError(path, f"node(s) {unknown[:5]} absent from the index's tables")
-        for number, stored in enumerate(graph.graph.get("paths", [])):
+        stored_paths = graph.graph.get("paths", [])
+        if not isinstance(stored_paths, list):
+            raise IndexFileError(path, "its 'paths' are not a list")
+        for number, stored in enumerate(stored_paths):
             tables = stored["tables"]
             if not isinstance(tables, list) or any(t not in table_ids for t in tables):
                 raise IndexFileError(path, f"path {number} names tables absent from the index's tables")
+            _parses(path, f"path {number}", lambda stored=stored: JoinPath.from_dict(stored))
+        for a, b, data in graph.edges(data=True):
+            _parses(path, f"the edge of {a!r} and {b!r}", lambda a=a, b=b, data=data: _edge_joins(graph, a, b, data))
+
+
+def _edge_joins(graph: nx.Graph, a: str, b: str, data: Mapping[str, Any]) -> None:
+    float(data.get("score", 0.0))
+    for join in joins_between(graph, a, b):
+        if {join.left_table, join.right_table} != {a, b}:
+            raise ValueError(f"it holds a join of {join.left_table!r} and {join.right_table!r}")
+
+
+def _parses(path: Path, what: str, parse: Callable[[], Any]) -> None:
+    try:
+        parse()
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise IndexFileError(path, f"{what}: {type(exc).__name__}: {str(exc)[:300]}") from exc

@@ -337,6 +337,7 @@ def _load(
     graph = _read_graph(snapshot, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
     _check_dimension(folder, manifest, model)
+    snapshot.keep_only({TABLES, DOCSTORE, INDEX_STORE, LEXICAL})  # what is read after load
     return IndexParts(
         LazyTables(folder / TABLES, list(catalog.texts), lambda: snapshot.read(TABLES)),
         None,

@@ -120,6 +120,13 @@ class FolderSnapshot:
             )
         return data
 
+    def keep_only(self, names: set[str]) -> None:
+        """Close every held file but ``names`` (those still to be read) and the folder's handle."""
+        for name in [n for n in self._fds if n not in names]:
+            with contextlib.suppress(OSError):
+                os.close(self._fds.pop(name))
+        self._dir = None
+
     def json(self, name: str) -> Any:
         """The decoded JSON of a held file (:meth:`read`); malformed JSON names the file."""
         data = self.read(name)

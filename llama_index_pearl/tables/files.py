@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import csv
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 DELIMITERS = (",", ";", "\t", "|")
 SAMPLE_BYTES = 1 << 20
 _SNIFF_LINES = 50
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BOMS = {b"\xef\xbb\xbf": "utf-8-sig", b"\xff\xfe": "utf-16", b"\xfe\xff": "utf-16"}
 
 
@@ -107,7 +109,7 @@ def detect_encoding(sample: bytes) -> str:
 
 def sniff_delimiter(text: str, quotechar: str = '"') -> str:
     """The candidate delimiter that splits the leading lines into the same number (> 1) of fields."""
-    lines = text.splitlines()[:_SNIFF_LINES]
+    lines = _LINE_BREAK.split(text)[:_SNIFF_LINES]  # not splitlines(): \x1c-\x1e, \x85, \u2028 are cell text in CSV
     if len(lines) > 1 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]  # the sample may end mid-line
     best, best_fields = ",", 1
