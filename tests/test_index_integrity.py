@@ -376,3 +376,42 @@ def test_pearl_graph_draws_an_index_of_a_custom_encoder_without_it(built, tmp_pa
     html = page.read_text(encoding="utf-8")
     assert all(name in html for name in ("singer", "concert", "stadium", "Wembley"))
     assert "3 tables" in capsys.readouterr().out
+
+
+def test_a_manifest_that_lists_no_digest_of_a_file_the_format_needs_is_refused_naming_it(built):
+    _, folder = built
+    _edit_json(folder / "pearl.json", lambda manifest: manifest["files"].pop("tables.jsonl"))
+    with pytest.raises(ValueError, match=r"pearl\.json.*'files' lists no digest of tables\.jsonl"):
+        _load(folder)
+
+
+def test_a_folder_listed_as_a_file_in_the_manifest_is_refused_naming_it(built):
+    _, folder = built
+    (folder / "extra").mkdir()
+    _edit_json(folder / "pearl.json", lambda manifest: manifest["files"].update(extra={"bytes": 0, "sha256": "0"}))
+    with pytest.raises(ValueError, match=r"extra.*not a file"):
+        _load(folder)
+
+
+def test_a_join_path_stored_without_its_joins_is_refused_at_load_naming_the_graph_file(built):
+    _, folder = built
+
+    def drop_joins(graph):
+        graph["graph"]["paths"][0]["joins"] = []
+
+    _edit_json(folder / "join_graph.json", drop_joins)
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"join_graph\.json.*path 0: ValueError: Path .* needs \d joins, got 0"):
+        _load(folder)
+
+
+def test_an_edge_whose_score_is_no_number_is_refused_at_load_naming_the_graph_file(built):
+    _, folder = built
+
+    def spoil(graph):
+        graph["links"][0]["score"] = "high"
+
+    _edit_json(folder / "join_graph.json", spoil)
+    reseal(folder)
+    with pytest.raises(ValueError, match=r"join_graph\.json.*the edge of '\w+' and '\w+'"):
+        _load(folder)

@@ -33,6 +33,7 @@ __all__ = [
     "check_units",
     "check_vector_ids",
     "file_digests",
+    "read_at",
     "reading",
     "sha256_of",
 ]
@@ -82,10 +83,18 @@ def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
         raise IndexFileError(path, "dimension, n_units and n_tables must be positive")
 
 
+def read_at(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes of an open file from ``offset`` (``os.pread``; seek and read where it is missing)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
+
+
 def sha256_of(fd: int) -> str:
-    """The SHA-256 (hex) of an open file's whole content, read by offset (its position is left alone)."""
+    """The SHA-256 (hex) of an open file's whole content, read by offset."""
     sha, offset = hashlib.sha256(), 0
-    while chunk := os.pread(fd, _CHUNK, offset):
+    while chunk := read_at(fd, _CHUNK, offset):
         sha.update(chunk)
         offset += len(chunk)
     return sha.hexdigest()
@@ -154,7 +163,10 @@ def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
 
 def _edge_joins(graph: nx.Graph, a: str, b: str, data: Mapping[str, Any]) -> None:
     float(data.get("score", 0.0))
-    for join in joins_between(graph, a, b):
+    joins = joins_between(graph, a, b)
+    if not joins:
+        raise ValueError("it holds no column pair")
+    for join in joins:
         if {join.left_table, join.right_table} != {a, b}:
             raise ValueError(f"it holds a join of {join.left_table!r} and {join.right_table!r}")
 

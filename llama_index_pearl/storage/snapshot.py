@@ -21,16 +21,18 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from llama_index_pearl.storage.integrity import IndexFileError, reading, sha256_of
+from llama_index_pearl.storage.integrity import IndexFileError, read_at, reading, sha256_of
 
 __all__ = ["FolderReplaced", "FolderSnapshot"]
 
 _CHUNK = 1 << 20
+_DIFFERS = "content differs from the SHA-256 the manifest recorded"
 _DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
@@ -98,15 +100,7 @@ class FolderSnapshot:
                 raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
             self._fds[name] = fd
             self._records[name] = recorded
-            size = os.fstat(fd).st_size
-            if size != recorded["bytes"]:
-                raise IndexFileError(
-                    path, f"{size} bytes, the manifest recorded {recorded['bytes']} (modified after persist)"
-                )
-            if sha256_of(fd) != recorded["sha256"]:
-                raise IndexFileError(
-                    path, "content differs from the SHA-256 the manifest recorded (modified after persist)"
-                )
+            _check_file(path, fd, recorded)
 
     def read(self, name: str) -> bytes:
         """The bytes of a held file, checked again against the manifest's SHA-256 (changed in place: an error)."""
@@ -115,9 +109,7 @@ class FolderSnapshot:
             raise IndexFileError(self.path(name), "not listed in the manifest's 'files'")
         data = _read_all(fd)
         if hashlib.sha256(data).hexdigest() != self._records[name]["sha256"]:
-            raise IndexFileError(
-                self.path(name), "content differs from the SHA-256 the manifest recorded (changed since load)"
-            )
+            raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
         return data
 
     def keep_only(self, names: set[str]) -> None:
@@ -161,11 +153,28 @@ class FolderSnapshot:
         return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
 
 
+def _check_file(path: Path, fd: int, recorded: Mapping[str, Any]) -> None:
+    """A held file is a regular file of the recorded size and SHA-256."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise IndexFileError(path, "not a file (listed in the manifest)")
+    if info.st_size != recorded["bytes"]:
+        raise IndexFileError(
+            path, f"{info.st_size} bytes, the manifest recorded {recorded['bytes']!r:.40} (modified after persist)"
+        )
+    try:
+        digest = sha256_of(fd)
+    except OSError as exc:
+        raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
+    if digest != recorded["sha256"]:
+        raise IndexFileError(path, f"{_DIFFERS} (modified after persist)")
+
+
 def _read_all(fd: int) -> bytes:
     size = os.fstat(fd).st_size
     parts, offset = [], 0
     while True:
-        chunk = os.pread(fd, max(_CHUNK, size - offset), offset)
+        chunk = read_at(fd, max(_CHUNK, size - offset), offset)
         if not chunk:
             return b"".join(parts)
         parts.append(chunk)
