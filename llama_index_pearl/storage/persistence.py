@@ -25,14 +25,18 @@ This is format 6, the first and only one: no release was made before it, so no r
 earlier format is kept, and a folder of another version is refused with a message asking for a
 rebuild.
 
-``persist`` writes a temporary sibling folder and swaps it in atomically
-(:mod:`llama_index_pearl.storage.atomic`). ``load`` checks, before anything is used, the
-manifest and every file's size and SHA-256, so any change after persist is refused at load;
-then it reads what a query needs (manifest, catalog, join graph, FAISS index and id map) and
-checks them against each other (:mod:`llama_index_pearl.storage.integrity`). What a query
-does not read is read and checked the first time something needs it, with the same errors:
-the units and LlamaIndex's stores (``docstore.json``, checked against the catalog and the
-vectors), the tables' rows (``tables.jsonl``) and the BM25 arrays (``lexical.npz``).
+``persist`` refuses a non-empty folder that is not a PEARL index (its manifest's content is
+checked), writes a temporary sibling folder and swaps it in atomically
+(:mod:`llama_index_pearl.storage.atomic`). ``load`` holds the folder's files open
+(:mod:`llama_index_pearl.storage.snapshot`) and checks, before anything is used, the manifest
+and every file's size and SHA-256, so any change after persist is refused at load; then it
+reads what a query needs (manifest, catalog, join graph, FAISS index and id map) and checks
+them against each other (:mod:`llama_index_pearl.storage.integrity`). What a query does not
+read is read the first time something needs it, from the files held open since load (their
+SHA-256 checked again), and checked with the same errors: the units and LlamaIndex's stores
+(``docstore.json``, checked against the catalog and the vectors; :mod:`~llama_index_pearl.storage.unit_stores`),
+the tables' rows (``tables.jsonl``) and the BM25 arrays (``lexical.npz``). A persist over the
+folder after load is not seen by the loaded index.
 Loading reads JSON, NumPy's format (no pickle) and FAISS's own binary format only; nothing
 is executed.
 
