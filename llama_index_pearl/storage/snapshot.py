@@ -61,7 +61,10 @@ class FolderSnapshot:
         if not folder.is_dir():
             raise ValueError(f"No PEARL index at {str(folder)!r}: folder does not exist")
         if _DIR_FDS:
-            self._dir = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                self._dir = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError as exc:
+                raise ValueError(f"Cannot open the PEARL index folder {str(folder)!r}: {exc}") from exc
             self._fds["."] = self._dir
         try:
             fd = self._open(manifest)
