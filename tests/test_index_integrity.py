@@ -393,25 +393,26 @@ def test_a_folder_listed_as_a_file_in_the_manifest_is_refused_naming_it(built):
         _load(folder)
 
 
-def test_a_join_path_stored_without_its_joins_is_refused_at_load_naming_the_graph_file(built):
+def _drop_joins(graph):
+    graph["graph"]["paths"][0]["joins"] = []
+
+
+def _score_in_words(graph):
+    graph["links"][0]["score"] = "high"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "problem"),
+    [
+        (_drop_joins, r"path 0: ValueError: Path .* needs \d joins, got 0"),
+        (_score_in_words, r"the edge of '\w+' and '\w+'"),
+    ],
+)
+def test_a_stored_join_that_would_fail_a_query_or_an_insert_is_refused_at_load_naming_the_graph_file(
+    built, spoil, problem
+):
     _, folder = built
-
-    def drop_joins(graph):
-        graph["graph"]["paths"][0]["joins"] = []
-
-    _edit_json(folder / "join_graph.json", drop_joins)
-    reseal(folder)
-    with pytest.raises(ValueError, match=r"join_graph\.json.*path 0: ValueError: Path .* needs \d joins, got 0"):
-        _load(folder)
-
-
-def test_an_edge_whose_score_is_no_number_is_refused_at_load_naming_the_graph_file(built):
-    _, folder = built
-
-    def spoil(graph):
-        graph["links"][0]["score"] = "high"
-
     _edit_json(folder / "join_graph.json", spoil)
     reseal(folder)
-    with pytest.raises(ValueError, match=r"join_graph\.json.*the edge of '\w+' and '\w+'"):
+    with pytest.raises(ValueError, match=rf"join_graph\.json.*{problem}"):
         _load(folder)
