@@ -343,7 +343,7 @@ def _load(
     _check_dimension(folder, manifest, model)
     snapshot.keep_only({TABLES, DOCSTORE, INDEX_STORE, LEXICAL})  # what is read after load
     return IndexParts(
-        LazyTables(folder / TABLES, list(catalog.texts), lambda: snapshot.read(TABLES)),
+        LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse)),
         None,
         model,
         config,
@@ -403,7 +403,8 @@ def _drawing(folder: Path, with_tables: bool) -> tuple[nx.Graph, list[Table]]:
     graph = _read_graph(snapshot, set(catalog.texts))
     if not with_tables:
         return graph, []
-    return graph, list(LazyTables(folder / TABLES, list(catalog.texts), lambda: snapshot.read(TABLES)).values())
+    tables = LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse))
+    return graph, list(tables.values())
 
 
 def _read_graph(snapshot: FolderSnapshot, table_ids: set[str]) -> nx.Graph:

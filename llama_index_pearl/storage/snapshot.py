@@ -19,19 +19,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import stat
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from llama_index_pearl.storage.integrity import IndexFileError, read_at, reading, sha256_of
 
 __all__ = ["FolderReplaced", "FolderSnapshot"]
 
 _CHUNK = 1 << 20
+T = TypeVar("T")
 _DIFFERS = "content differs from the SHA-256 the manifest recorded"
 _DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
@@ -107,13 +109,29 @@ class FolderSnapshot:
 
     def read(self, name: str) -> bytes:
         """The bytes of a held file, checked again against the manifest's SHA-256 (changed in place: an error)."""
-        fd = self._fds.get(name)
-        if fd is None:
-            raise IndexFileError(self.path(name), "not listed in the manifest's 'files'")
-        data = _read_all(fd)
+        data = _read_all(self._held(name))
         if hashlib.sha256(data).hexdigest() != self._records[name]["sha256"]:
             raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
         return data
+
+    def parse_lines(self, name: str, parse: Callable[[Iterable[str]], T]) -> T:
+        """``parse`` of the lines of a held UTF-8 file, streamed (not held in memory), its SHA-256 checked too.
+
+        A file changed since load is that ``IndexFileError`` (:meth:`read`), whatever ``parse`` made of it;
+        ``parse`` must read every line.
+        """
+        fd = self._held(name)
+        reader = _HashingReader(fd)
+        try:
+            with io.TextIOWrapper(io.BufferedReader(reader, _CHUNK), encoding="utf-8") as text:
+                parsed = parse(text)
+        except Exception as exc:
+            if sha256_of(fd) != self._records[name]["sha256"]:
+                raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)") from exc
+            raise
+        if reader.sha.hexdigest() != self._records[name]["sha256"]:
+            raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
+        return parsed
 
     def keep_only(self, names: set[str]) -> None:
         """Close every held file but ``names`` (those still to be read) and the folder's handle."""
@@ -137,6 +155,12 @@ class FolderSnapshot:
         held = os.fstat(self._fds[name])
         if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
             raise FolderReplaced(str(self.folder))
+
+    def _held(self, name: str) -> int:
+        fd = self._fds.get(name)
+        if fd is None:
+            raise IndexFileError(self.path(name), "not listed in the manifest's 'files'")
+        return fd
 
     def _open(self, name: str) -> int:
         flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
@@ -171,6 +195,24 @@ def _check_file(path: Path, fd: int, recorded: Mapping[str, Any]) -> None:
         raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
     if digest != recorded["sha256"]:
         raise IndexFileError(path, f"{_DIFFERS} (modified after persist)")
+
+
+class _HashingReader(io.RawIOBase):
+    """An open file read from its start by offset (its position is never moved), hashing what it reads."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._offset = fd, 0
+        self.sha = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = read_at(self._fd, len(buffer), self._offset)
+        buffer[: len(chunk)] = chunk
+        self._offset += len(chunk)
+        self.sha.update(chunk)
+        return len(chunk)
 
 
 def _read_all(fd: int) -> bytes:

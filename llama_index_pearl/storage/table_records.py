@@ -12,7 +12,6 @@ Pipeline step: storage (docs/architecture.md).
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
@@ -45,17 +44,17 @@ def write_tables_file(tables: Iterable[Table], path: Path) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def read_tables_file(path: Path, data: bytes, expected: int) -> list[Table]:
+def read_tables_file(path: Path, lines: Iterable[str], expected: int) -> list[Table]:
     """The tables of ``tables.jsonl``, each line checked (an :class:`IndexFileError` names the file and line).
 
     Args:
         path: The file (named in errors).
-        data: Its bytes.
+        lines: Its lines.
         expected: How many tables the manifest lists.
     """
     tables: dict[str, Table] = {}
     with reading(path):
-        for line_no, line in enumerate(io.StringIO(data.decode("utf-8"), newline=None), start=1):
+        for line_no, line in enumerate(lines, start=1):
             with reading(path.with_name(f"{path.name}, line {line_no}")):
                 table = _table(json.loads(line))
                 if table.id in tables:
@@ -93,12 +92,18 @@ class LazyTables(MutableMapping[str, Table]):
     Args:
         path: The ``tables.jsonl`` file (named in errors).
         table_ids: The index's table ids, in its order.
-        read: Its bytes, checked (:meth:`~llama_index_pearl.storage.snapshot.FolderSnapshot.read`).
+        parse_lines: Runs a parser over its lines, checked
+            (:meth:`~llama_index_pearl.storage.snapshot.FolderSnapshot.parse_lines`).
     """
 
-    def __init__(self, path: Path, table_ids: Sequence[str], read: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        table_ids: Sequence[str],
+        parse_lines: Callable[[Callable[[Iterable[str]], list[Table]]], list[Table]],
+    ) -> None:
         self._path = path
-        self._read_bytes = read
+        self._parse_lines = parse_lines
         self._ids = list(table_ids)
         self._known = frozenset(self._ids)
         self._tables: dict[str, Table] | None = None
@@ -108,7 +113,8 @@ class LazyTables(MutableMapping[str, Table]):
         if self._tables is None:
             with self._reading:
                 if self._tables is None:
-                    tables = {t.id: t for t in read_tables_file(self._path, self._read_bytes(), len(self._ids))}
+                    read = self._parse_lines(lambda lines: read_tables_file(self._path, lines, len(self._ids)))
+                    tables = {t.id: t for t in read}
                     if list(tables) != self._ids:
                         raise IndexFileError(self._path, "its tables are not those the catalog lists")
                     self._tables = tables
