@@ -6,18 +6,21 @@
 
 One line of JSON: which checkout ran (the package's folder), and the wall seconds of ``PearlTableIndex.load``,
 the first ``retrieve`` (it reads ``lexical.npz``), reading every table (``tables.jsonl``) and the units
-(``docstore.json``). Run checkouts alternately in fresh processes and compare medians.
+(``docstore.json``), then of the join graph's check alone (``storage.integrity.check_graph``, part of load; the
+median of 3). Run checkouts alternately in fresh processes and compare medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
 import llama_index_pearl
 from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.storage.integrity import check_graph
 
 QUESTION = "Who won the 2010 election in Ohio?"
 
@@ -35,11 +38,17 @@ def main() -> None:
     tables = time.perf_counter()
     assert index.units
     units = time.perf_counter()
+    graph_checks = []
+    for _ in range(3):
+        begun = time.perf_counter()
+        check_graph(Path(args.index) / "join_graph.json", index.join_graph, set(index.tables))
+        graph_checks.append(time.perf_counter() - begun)
     times = {
         "load": loaded - started,
         "first_retrieve": retrieved - loaded,
         "tables": tables - retrieved,
         "units": units - tables,
+        "graph_check": statistics.median(graph_checks),
     }
     checkout = Path(llama_index_pearl.__file__).resolve().parents[1].name
     print(json.dumps({"checkout": checkout, **{k: round(v, 3) for k, v in times.items()}}))
