@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from llama_index_pearl.index import PearlTableIndex
     from llama_index_pearl.retrieval.retriever import PearlRetriever
     from llama_index_pearl.storage.incremental import UpdateReport
+    from llama_index_pearl.storage.locks import LockTimeout
     from llama_index_pearl.tables.inputs import load_tables
     from llama_index_pearl.tables.table import ForeignKey, Table
     from llama_index_pearl.text.serialization import TableView
@@ -33,6 +34,7 @@ _PUBLIC = {
     "ForeignKey": "llama_index_pearl.tables.table",
     "HeuristicQueryGenerator": "llama_index_pearl.generation",
     "LLMQueryGenerator": "llama_index_pearl.generation",
+    "LockTimeout": "llama_index_pearl.storage.locks",
     "PearlConfig": "llama_index_pearl.config",
     "PearlRetriever": "llama_index_pearl.retrieval.retriever",
     "PearlTableIndex": "llama_index_pearl.index",
@@ -48,6 +50,7 @@ __all__ = [
     "ForeignKey",
     "HeuristicQueryGenerator",
     "LLMQueryGenerator",
+    "LockTimeout",
     "PearlConfig",
     "PearlRetriever",
     "PearlTableIndex",

@@ -50,7 +50,7 @@ from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.retrieval.sql_tables import sql_table_retriever
 from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
-from llama_index_pearl.storage.locks import ReadWriteLock, holding
+from llama_index_pearl.storage.locks import ReadWriteLock, check_timeout, holding
 from llama_index_pearl.storage.persistence import load_index, persist_index
 from llama_index_pearl.tables.inputs import TablesInput
 from llama_index_pearl.tables.table import Table
@@ -289,14 +289,15 @@ class PearlTableIndex:
 
     @property
     def lock_timeout(self) -> float:
-        """Seconds a retrieval or an update waits for the index's locks before raising ``LockTimeout``."""
+        """Seconds a retrieval or an update waits for the index's locks before raising ``LockTimeout``.
+
+        ``float("inf")`` waits as long as it takes; anything but a number > 0 is a ``ValueError`` here.
+        """
         return self._rw.timeout
 
     @lock_timeout.setter
     def lock_timeout(self, seconds: float) -> None:
-        if not seconds > 0:
-            raise ValueError(f"lock_timeout must be a number of seconds > 0, got {seconds!r}")
-        self._rw.timeout = float(seconds)
+        self._rw.timeout = check_timeout(seconds, "lock_timeout")
 
     def retrieval_state(self) -> RetrievalState:
         """What a query reads of the current revision (call it holding :meth:`read_lock`).

@@ -28,3 +28,13 @@ def music_tables() -> dict[str, pd.DataFrame]:
         ),
         "stadium": pd.DataFrame({"stadium_id": [7, 8], "stadium_name": ["Wembley", "Maracana"], "capacity": [90, 78]}),
     }
+
+
+@pytest.fixture
+def built(music_tables, hashing_embedding, tmp_path):
+    """The music tables indexed with the hashing encoder and persisted to ``tmp_path / "idx"``: (index, folder)."""
+    from llama_index_pearl import PearlTableIndex
+
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    index.persist(tmp_path / "idx")
+    return index, tmp_path / "idx"

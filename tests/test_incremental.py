@@ -203,3 +203,20 @@ def test_store_that_cannot_delete_fails_clearly_and_leaves_the_index_intact(tabl
     with pytest.raises(NotImplementedError, match="FaissVectorStore cannot delete"):
         index.delete_table("stadium")
     assert "stadium" in index.tables
+
+
+def test_an_unbounded_lock_timeout_never_times_out_and_an_insert_goes_through(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    index.lock_timeout = float("inf")
+    index.insert_tables({"tour": pd.DataFrame({"tour_id": [1], "singer_id": [2]})})
+    index.delete_table("tour")
+    with index.read_lock():
+        assert index.as_retriever(similarity_top_k=1).retrieve("Wembley capacity")
+    assert index.lock_timeout == float("inf")
+
+
+@pytest.mark.parametrize("bad", [0, -5, float("nan"), "10"])
+def test_a_lock_timeout_that_is_no_number_of_seconds_is_refused_at_the_setter(music_tables, hashing_embedding, bad):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    with pytest.raises(ValueError, match=r"lock_timeout must be a number of seconds > 0 \(float\('inf'\): no limit\)"):
+        index.lock_timeout = bad

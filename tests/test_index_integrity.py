@@ -17,13 +17,6 @@ from test_persistence import load_and_read, reseal
 from llama_index_pearl import PearlTableIndex
 
 
-@pytest.fixture
-def built(music_tables, hashing_embedding, tmp_path):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    index.persist(tmp_path / "idx")
-    return index, tmp_path / "idx"
-
-
 def _ranked(index, question="Wembley capacity"):
     return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
 
@@ -226,27 +219,7 @@ def test_an_error_mid_persist_leaves_the_old_index_loading_identically(built, mu
 
 def test_a_process_killed_mid_persist_leaves_the_old_index_loading_identically(built, tmp_path):
     index, folder = built
-    script = textwrap.dedent(
-        f"""
-        import os, sys
-        sys.path[:0] = {[str(Path(__file__).parent)]!r}
-        import pandas as pd
-        from embeddings import HashingEmbedding
-        import llama_index_pearl.storage.persistence as persistence
-        from llama_index_pearl import PearlTableIndex
-
-        def crash(tables, path):
-            path.write_text('{{"id": "half')
-            os._exit(9)  # no cleanup runs: as a SIGKILL or a power cut would leave it
-
-        persistence.write_tables_file = crash
-        index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
-        index.persist({str(folder)!r})
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, capture_output=True, text=True)
-    assert done.returncode == 9, done.stderr
+    _killed_persist(folder)
     assert _ranked(_load(folder)) == _ranked(index)
 
 
@@ -311,3 +284,135 @@ def test_persist_to_the_current_folder_names_it(built, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "here")
     index.persist(".")
     assert _ranked(_load(tmp_path / "here")) == _ranked(index)
+
+
+def test_persist_refuses_a_folder_whose_pearl_json_is_not_a_pearl_manifest(built, tmp_path):
+    index, _ = built
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pearl.json").write_text('{"name": "my project", "version": 2}')
+    (project / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=r"project.*not a PEARL index \(its pearl\.json is not a llama-index-pearl"):
+        index.persist(project)
+    assert sorted(p.name for p in project.iterdir()) == ["notes.txt", "pearl.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "project"]
+
+
+def test_persist_refuses_an_index_folder_holding_a_file_of_the_user_naming_it(built):
+    index, folder = built
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=r"1 file\(s\) the manifest does not list, e.g. 'notes\.txt'"):
+        index.persist(folder)
+    assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def _killed_persist(folder: Path) -> None:
+    """A process killed mid-persist (``os._exit``: no cleanup runs), as in the test above."""
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path[:0] = {[str(Path(__file__).parent)]!r}
+        import pandas as pd
+        from embeddings import HashingEmbedding
+        import llama_index_pearl.storage.persistence as persistence
+        from llama_index_pearl import PearlTableIndex
+
+        def crash(tables, path):
+            path.write_text('{{"id": "half')
+            os._exit(9)
+
+        persistence.write_tables_file = crash
+        index = PearlTableIndex.from_tables({{"x": pd.DataFrame({{"a": [1]}})}}, embed_model=HashingEmbedding())
+        index.persist({str(folder)!r})
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+
+
+def test_the_temporary_folder_a_killed_persist_left_is_removed_by_the_next_persist(built, tmp_path):
+    index, folder = built
+    _killed_persist(folder)
+    left = [p.name for p in tmp_path.iterdir() if ".pearl-tmp-" in p.name]
+    assert len(left) == 1
+    index.persist(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    assert _ranked(_load(folder)) == _ranked(index)
+
+
+def test_a_temporary_folder_a_live_persist_holds_is_left_alone(built, tmp_path):
+    import fcntl
+
+    index, folder = built
+    live = tmp_path / ".idx.pearl-tmp-0badc0de"
+    live.mkdir()
+    (live / "tables.jsonl").write_text("{}")
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a writer in another process holds its folder
+        index.persist(folder)
+        assert (live / "tables.jsonl").read_text() == "{}"
+    finally:
+        os.close(fd)
+    index.persist(folder)  # no longer held: a killed writer's
+    assert not live.exists()
+
+
+def test_a_folder_that_only_looks_like_a_temporary_one_is_left_alone(built, tmp_path):
+    index, folder = built
+    (tmp_path / ".other.pearl-tmp-12345678").mkdir()  # beside another index
+    (tmp_path / ".idx.pearl-tmp-file").write_text("a file, not a folder")
+    index.persist(folder)
+    assert (tmp_path / ".other.pearl-tmp-12345678").is_dir() and (tmp_path / ".idx.pearl-tmp-file").is_file()
+
+
+def test_pearl_graph_draws_an_index_of_a_custom_encoder_without_it(built, tmp_path, capsys):
+    from llama_index_pearl.cli import main
+
+    _, folder = built
+    page = tmp_path / "graph.html"
+    assert main(["graph", str(folder), "--html", str(page)]) == 0, capsys.readouterr().err
+    html = page.read_text(encoding="utf-8")
+    assert all(name in html for name in ("singer", "concert", "stadium", "Wembley"))
+    assert "3 tables" in capsys.readouterr().out
+
+
+def test_a_manifest_that_lists_no_digest_of_a_file_the_format_needs_is_refused_naming_it(built):
+    _, folder = built
+    _edit_json(folder / "pearl.json", lambda manifest: manifest["files"].pop("tables.jsonl"))
+    with pytest.raises(ValueError, match=r"pearl\.json.*'files' lists no digest of tables\.jsonl"):
+        _load(folder)
+
+
+def test_a_folder_listed_as_a_file_in_the_manifest_is_refused_naming_it(built):
+    _, folder = built
+    (folder / "extra").mkdir()
+    _edit_json(folder / "pearl.json", lambda manifest: manifest["files"].update(extra={"bytes": 0, "sha256": "0"}))
+    with pytest.raises(ValueError, match=r"extra.*not a file"):
+        _load(folder)
+
+
+def _drop_joins(graph):
+    graph["graph"]["paths"][0]["joins"] = []
+
+
+def _score_in_words(graph):
+    graph["links"][0]["score"] = "high"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "problem"),
+    [
+        (_drop_joins, r"path 0: ValueError: Path .* needs \d joins, got 0"),
+        (_score_in_words, r"the edge of '\w+' and '\w+'"),
+    ],
+)
+def test_a_stored_join_that_would_fail_a_query_or_an_insert_is_refused_at_load_naming_the_graph_file(
+    built, spoil, problem
+):
+    _, folder = built
+    _edit_json(folder / "join_graph.json", spoil)
+    reseal(folder)
+    with pytest.raises(ValueError, match=rf"join_graph\.json.*{problem}"):
+        _load(folder)

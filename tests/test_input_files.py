@@ -131,3 +131,22 @@ def test_a_gzip_file_named_csv_is_refused_naming_the_file(tmp_path):
 def test_utf16_without_a_byte_order_mark_is_read_as_text(tmp_path):
     table = read_table_file(_csv(tmp_path, "t.csv", "id,name\n1,Zoë\n", "utf-16-le"))
     assert table.df.to_dict("list") == {"id": ["1"], "name": ["Zoë"]}
+
+
+HUGE = 200_000  # characters in one cell: Python's csv module stops at 131,072
+
+
+def test_a_cell_over_the_csv_module_s_limit_in_the_first_row_is_read_whole(tmp_path):
+    blob = '{"html": "' + "x" * HUGE + '"}'
+    path = _csv(tmp_path, "pages.csv", 'page_id;body\n1;"' + blob.replace('"', '""') + '"\n2;short\n')
+    table = read_table_file(path)
+    assert table.df.columns.tolist() == ["page_id", "body"]  # the delimiter is still sniffed
+    assert table.df["body"].tolist() == [blob, "short"]
+
+
+def test_a_folder_with_a_huge_cell_indexes_every_file(tmp_path, caplog):
+    _csv(tmp_path, "pages.csv", "page_id,site_id,body\n1,7," + "y" * HUGE + "\n")
+    _csv(tmp_path, "sites.csv", "site_id,name\n7,Docs\n")
+    with caplog.at_level("WARNING"):
+        assert sorted(t.id for t in load_tables(tmp_path)) == ["pages", "sites"]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]

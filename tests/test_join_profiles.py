@@ -73,3 +73,37 @@ def test_null_markers_and_empty_cells_are_no_values():
 def test_a_column_without_values_takes_the_type_its_table_declares():
     df = pd.DataFrame({"a": pd.Series([], dtype="Int64"), "b": pd.Series([], dtype="string"), "c": []})
     assert [p.dtype for p in profile_tables([Table("t", df)])] == ["int", "text", "empty"]
+
+
+def test_unsigned_64_bit_ids_build_and_join():
+    import numpy as np
+    from embeddings import HashingEmbedding
+
+    from llama_index_pearl import PearlTableIndex
+
+    ids = np.array([2**63 + i for i in range(5)] + [2**64 - 1], dtype=np.uint64)
+    tables = {
+        "account": pd.DataFrame({"account_id": ids, "owner": list("abcdef")}),
+        "payment": pd.DataFrame({"payment_id": [1, 2, 3], "account_id": ids[:3], "amount": [5, 6, 7]}),
+    }
+    index = PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding())
+    assert index.join_graph.has_edge("account", "payment")
+
+
+def test_ids_beyond_64_bits_next_to_negative_ones_build_and_join():
+    from embeddings import HashingEmbedding
+
+    from llama_index_pearl import PearlTableIndex
+
+    tables = {
+        "account": pd.DataFrame({"account_id": [2**70 + i for i in range(4)] + [-5], "owner": list("abcde")}),
+        "payment": pd.DataFrame({"payment_id": [1, 2], "account_id": [2**70, -5], "amount": [1, 2]}),
+    }
+    index = PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding())
+    assert index.join_graph.has_edge("account", "payment")
+
+
+def test_the_int_sample_of_huge_ids_keeps_their_order():
+    profile = profile_column("t", "a", [str(2**64 - 1), str(2**63), "-1"])
+    assert profile.dtype == "int"
+    assert list(profile.int_sample) == [-1, 2**63, 2**64 - 1]

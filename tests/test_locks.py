@@ -182,3 +182,63 @@ def _in_thread(call: Callable[[], object]) -> None:
     thread.join(LONG)
     if failures:
         raise failures[0]
+
+
+def test_an_unbounded_timeout_waits_until_the_writer_is_done():
+    lock = ReadWriteLock(timeout=float("inf"))
+    writing, release, read = threading.Event(), threading.Event(), threading.Event()
+
+    def write() -> None:
+        with lock.writing():
+            writing.set()
+            release.wait(LONG)
+
+    def read_after() -> None:
+        with lock.reading():
+            read.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert writing.wait(LONG)
+    reader = threading.Thread(target=read_after)
+    reader.start()
+    assert not read.wait(SHORT)  # waiting, without an OverflowError
+    release.set()
+    assert read.wait(LONG)
+    writer.join(LONG)
+    reader.join(LONG)
+
+
+async def test_a_coroutine_with_an_unbounded_timeout_reads_once_the_writer_is_done():
+    lock = ReadWriteLock(timeout=float("inf"))
+    release = threading.Event()
+    held = threading.Event()
+    writer = threading.Thread(target=lambda: _write_until(lock, held, release))
+    writer.start()
+    await asyncio.to_thread(held.wait, LONG)
+    reader = asyncio.create_task(_read_unbounded(lock))
+    done, _ = await asyncio.wait([reader], timeout=SHORT)
+    assert not done  # waiting, without an OverflowError
+    release.set()
+    assert await asyncio.wait_for(reader, LONG) is True
+    writer.join(LONG)
+
+
+async def _read_unbounded(lock: ReadWriteLock) -> bool:
+    async with lock.areading():
+        return True
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "10", True, None])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused_where_it_is_set(bad):
+    with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"):
+        ReadWriteLock(timeout=bad)
+    if bad is not None:  # None: the lock's own limit
+        with pytest.raises(ValueError, match=r"timeout must be a number of seconds > 0"), ReadWriteLock().reading(bad):
+            pass
+
+
+def test_lock_timeout_is_importable_from_the_package():
+    import llama_index_pearl
+
+    assert llama_index_pearl.LockTimeout is LockTimeout

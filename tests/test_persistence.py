@@ -29,13 +29,6 @@ def load_and_read(folder, embed_model=None, **kwargs):
     return index
 
 
-@pytest.fixture
-def built(music_tables, hashing_embedding, tmp_path):
-    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    index.persist(tmp_path / "idx")
-    return index, tmp_path / "idx"
-
-
 def _ranked(index, question):
     return [(n.node.metadata["table_id"], n.score) for n in index.as_retriever(similarity_top_k=3).retrieve(question)]
 
@@ -211,15 +204,15 @@ def test_an_index_folder_of_format_6_on_disk_loads_retrieves_and_takes_an_insert
 
 
 def test_a_query_on_a_loaded_index_reads_neither_units_nor_table_rows(built, hashing_embedding, monkeypatch):
-    import llama_index_pearl.storage.persistence as persistence
     import llama_index_pearl.storage.table_records as table_records
+    import llama_index_pearl.storage.unit_stores as unit_stores
 
     index, folder = built
 
     def refuse(*args, **kwargs):
         raise AssertionError("read at query time")
 
-    monkeypatch.setattr(persistence, "load_index_from_storage", refuse)
+    monkeypatch.setattr(unit_stores, "load_index_from_storage", refuse)
     monkeypatch.setattr(table_records, "read_tables_file", refuse)
     loaded = PearlTableIndex.load(folder, embed_model=hashing_embedding)
     assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")

@@ -65,7 +65,6 @@ def _graph(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample-rows", type=positive_int, default=5, help="rows shown per table (default 5)")
     parser.add_argument("--width", type=positive_int, default=1280, help="screenshot width in pixels (default 1280)")
     parser.add_argument("--height", type=positive_int, default=800, help="screenshot height in pixels (default 800)")
-    parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
 
 
 def _eval(parser: argparse.ArgumentParser) -> None:

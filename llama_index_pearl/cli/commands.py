@@ -11,6 +11,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from llama_index_pearl.cli.options import build_arguments, config_from_args, embed_model_from_args
@@ -23,9 +24,10 @@ from llama_index_pearl.cli.output import (
 )
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.joins import paths_from_graph
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.storage.persistence import is_index_folder, load_join_graph
+from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
@@ -194,9 +196,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     if not args.html and not args.png:
         raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
-    index = load_index(args.index_dir, args)
+    graph, tables = load_graph_and_tables(Path(args.index_dir))  # drawing needs no encoder: none is loaded
+    drawing = SimpleNamespace(join_graph=graph, tables={t.id: t for t in tables}, join_paths=paths_from_graph(graph))
     page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
-    write_graph_page(index, page, sample_rows=args.sample_rows)
+    write_graph_page(drawing, page, sample_rows=args.sample_rows)
     if args.png:
         from llama_index_pearl.presentation.headless import screenshot
 
@@ -208,5 +211,5 @@ def cmd_graph(args: argparse.Namespace) -> int:
             page.unlink()
     if not args.quiet:
         written = ", ".join(str(p) for p in (args.html, args.png) if p)
-        show(f"Join graph of {len(index.tables)} tables, {index.join_graph.number_of_edges()} edges: {written}")
+        show(f"Join graph of {len(tables)} tables, {graph.number_of_edges()} edges: {written}")
     return 0

@@ -124,7 +124,9 @@ class ColumnProfile:
         """The sampled values of an int column as sorted integers (empty for other types)."""
         if self.dtype != "int":
             return np.zeros(0, dtype=np.int64)
-        return np.sort(np.array([int(v) for v in self.sample], dtype=np.int64))
+        ints = sorted(int(v) for v in self.sample)
+        fits = not ints or (ints[0] >= -(2**63) and ints[-1] < 2**63)  # unsigned 64-bit ids and hashes may not
+        return np.array(ints, dtype=np.int64 if fits else object)
 
     @cached_property
     def shape(self) -> tuple[float, float]:

@@ -16,15 +16,17 @@ Pipeline step: storage (docs/architecture.md).
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.storage.integrity import IndexFileError, read_json, reading
+from llama_index_pearl.storage.integrity import IndexFileError, reading
 
 __all__ = ["CATALOG", "LEXICAL", "read_catalog", "read_lexical", "write_catalog", "write_lexical"]
 
@@ -36,16 +38,17 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
     path.write_text(json.dumps(catalog.to_dict(), ensure_ascii=False))
 
 
-def read_catalog(path: Path, n_tables: int, n_units: int) -> Catalog:
+def read_catalog(path: Path, data: Any, n_tables: int, n_units: int) -> Catalog:
     """The catalog, checked against the manifest's counts (every unit names tables of it: ``Catalog.from_dict``).
 
     Args:
-        path: ``catalog.json``.
+        path: ``catalog.json`` (named in errors).
+        data: Its decoded JSON.
         n_tables: Tables the manifest lists.
         n_units: Units the manifest lists.
     """
     with reading(path):
-        catalog = Catalog.from_dict(read_json(path))
+        catalog = Catalog.from_dict(data)
     if len(catalog.texts) != n_tables or len(catalog.units) != n_units:
         raise IndexFileError(
             path,
@@ -67,15 +70,16 @@ def write_lexical(index: LexicalIndex, path: Path) -> None:
         )
 
 
-def read_lexical(path: Path, n_docs: int) -> LexicalIndex:
+def read_lexical(path: Path, data: bytes, n_docs: int) -> LexicalIndex:
     """The persisted BM25 index of the catalog's units, its arrays checked against each other.
 
     Args:
-        path: ``lexical.npz``.
+        path: ``lexical.npz`` (named in errors).
+        data: Its bytes.
         n_docs: Units the catalog lists.
     """
     try:
-        with reading(path), np.load(path, allow_pickle=False) as arrays:
+        with reading(path), np.load(io.BytesIO(data), allow_pickle=False) as arrays:
             columns = arrays["vocabulary"].tobytes().decode("utf-8").split("\n")
             vocabulary = {token: i for i, token in enumerate(columns) if token}
             index = LexicalIndex(vocabulary, arrays["data"], arrays["indices"], arrays["indptr"], int(arrays["n_docs"]))

@@ -13,9 +13,8 @@ Pipeline step: storage (docs/architecture.md).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,17 +23,19 @@ import networkx as nx
 from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+from llama_index_pearl.joins import JoinPath
+from llama_index_pearl.joins.graph import joins_between
 
 __all__ = [
     "IndexFileError",
-    "check_digests",
     "check_graph",
     "check_manifest_fields",
     "check_units",
     "check_vector_ids",
     "file_digests",
-    "read_json",
+    "read_at",
     "reading",
+    "sha256_of",
 ]
 
 _CHUNK = 1 << 20
@@ -70,12 +71,6 @@ def reading(path: Path) -> Iterator[None]:
         raise IndexFileError(path, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
 
 
-def read_json(path: Path) -> Any:
-    """The decoded JSON of ``path``; a truncated or non-UTF-8 file names itself."""
-    with reading(path):
-        return json.loads(path.read_text(encoding="utf-8"))
-
-
 def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
     """Every field the loader reads is present with its type (``generator``: an object or null)."""
     if "generator" not in manifest:
@@ -88,42 +83,34 @@ def check_manifest_fields(path: Path, manifest: Mapping[str, Any]) -> None:
         raise IndexFileError(path, "dimension, n_units and n_tables must be positive")
 
 
-def _sha256(path: Path, *, sync: bool = False) -> str:
-    sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            sha.update(chunk)
-        if sync:
-            os.fsync(handle.fileno())
+def read_at(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes of an open file from ``offset`` (``os.pread``; seek and read where it is missing)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
+
+
+def sha256_of(fd: int) -> str:
+    """The SHA-256 (hex) of an open file's whole content, read by offset."""
+    sha, offset = hashlib.sha256(), 0
+    while chunk := read_at(fd, _CHUNK, offset):
+        sha.update(chunk)
+        offset += len(chunk)
     return sha.hexdigest()
 
 
 def file_digests(folder: Path, names: Iterable[str]) -> dict[str, dict[str, Any]]:
     """``{name: {"bytes": size, "sha256": hex}}``; each file is fsynced too (it is about to be swapped in)."""
-    return {
-        name: {"bytes": (folder / name).stat().st_size, "sha256": _sha256(folder / name, sync=True)}
-        for name in sorted(names)
-    }
-
-
-def check_digests(folder: Path, manifest_path: Path, files: Mapping[str, Any]) -> None:
-    """Each file the manifest lists exists with the recorded size and SHA-256."""
-    for name, recorded in files.items():
-        path = folder / name
-        if not isinstance(recorded, Mapping) or not {"bytes", "sha256"} <= set(recorded):
-            raise IndexFileError(manifest_path, f"bad entry for {name!r} in 'files'")
-        if "/" in name or "\\" in name or name.startswith("."):
-            raise IndexFileError(manifest_path, f"file name {name!r} leaves the folder")
-        if not path.is_file():
-            raise IndexFileError(path, "missing (listed in the manifest)")
-        if path.stat().st_size != recorded["bytes"]:
-            raise IndexFileError(
-                path, f"{path.stat().st_size} bytes, the manifest recorded {recorded['bytes']} (modified after persist)"
-            )
-        if _sha256(path) != recorded["sha256"]:
-            raise IndexFileError(
-                path, "content differs from the SHA-256 the manifest recorded (modified after persist)"
-            )
+    digests = {}
+    for name in sorted(names):
+        fd = os.open(folder / name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            digests[name] = {"bytes": os.fstat(fd).st_size, "sha256": sha256_of(fd)}
+        finally:
+            os.close(fd)
+    return digests
 
 
 def check_units(path: Path, units: Iterable[BaseNode], table_ids: set[str], expected: int) -> None:
@@ -153,16 +140,39 @@ def check_vector_ids(path: Path, vector_ids: Iterable[str], unit_ids: set[str]) 
 
 
 def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
-    """Graph nodes and stored paths name known tables.
+    """Graph nodes and stored paths name known tables, and every edge and stored path parses.
 
-    The paths are checked as stored (a list of tables each); they are parsed into ``JoinPath`` objects
-    when something reads them (``index.join_paths``: inserts, the graph page), not by a query.
+    Parsed here, once (what a query's join hints, an insert or the graph page read of them), so that
+    nothing read later meets a malformed join the load let through.
     """
     with reading(path):
         unknown = [n for n in graph.nodes if n not in table_ids]
         if unknown:
             raise IndexFileError(path, f"node(s) {unknown[:5]} absent from the index's tables")
-        for number, stored in enumerate(graph.graph.get("paths", [])):
+        stored_paths = graph.graph.get("paths", [])
+        if not isinstance(stored_paths, list):
+            raise IndexFileError(path, "its 'paths' are not a list")
+        for number, stored in enumerate(stored_paths):
             tables = stored["tables"]
             if not isinstance(tables, list) or any(t not in table_ids for t in tables):
                 raise IndexFileError(path, f"path {number} names tables absent from the index's tables")
+            _parses(path, f"path {number}", lambda stored=stored: JoinPath.from_dict(stored))
+        for a, b, data in graph.edges(data=True):
+            _parses(path, f"the edge of {a!r} and {b!r}", lambda a=a, b=b, data=data: _edge_joins(graph, a, b, data))
+
+
+def _edge_joins(graph: nx.Graph, a: str, b: str, data: Mapping[str, Any]) -> None:
+    float(data.get("score", 0.0))
+    joins = joins_between(graph, a, b)
+    if not joins:
+        raise ValueError("it holds no column pair")
+    for join in joins:
+        if {join.left_table, join.right_table} != {a, b}:
+            raise ValueError(f"it holds a join of {join.left_table!r} and {join.right_table!r}")
+
+
+def _parses(path: Path, what: str, parse: Callable[[], Any]) -> None:
+    try:
+        parse()
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise IndexFileError(path, f"{what}: {type(exc).__name__}: {str(exc)[:300]}") from exc

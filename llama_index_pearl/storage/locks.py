@@ -12,7 +12,8 @@ Rules, each one a way a lock like this hangs otherwise:
 - **Coroutines wait on their event loop**: a waiting ``areading()`` is an asyncio future that the releasing
   thread resolves, never a thread of the loop's default executor (a pool that the encoder's own
   ``run_in_executor`` needs while the lock is held).
-- **Every wait is bounded**: past ``timeout`` seconds a :class:`LockTimeout` says what it waited for.
+- **Every wait is bounded**: past ``timeout`` seconds a :class:`LockTimeout` says what it waited for;
+  ``float("inf")`` waits as long as it takes (the rules above keep that from hanging on the lock itself).
 
 The lock is counted, not owned, by readers, so an ``async`` retrieval may take it on the loop's thread and give
 it back after awaits that ran elsewhere. Hand-written because the maintained locks (``fasteners``,
@@ -25,13 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "LockTimeout", "ReadWriteLock", "holding"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "LockTimeout", "ReadWriteLock", "check_timeout", "holding"]
 
 # an update's apply step and a retrieval each take milliseconds; a wait this long means something is stuck
 DEFAULT_LOCK_TIMEOUT = 120.0
@@ -45,11 +47,11 @@ class ReadWriteLock:
     """Shared reads, exclusive writes; see the module docstring for the rules.
 
     Args:
-        timeout: Seconds any acquisition may wait before raising :class:`LockTimeout`.
+        timeout: Seconds any acquisition may wait before raising :class:`LockTimeout` (``float("inf")``: no limit).
     """
 
     def __init__(self, timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self._cond = threading.Condition(threading.Lock())
         self._readers = 0
         self._writer: int | None = None  # thread id of the writer
@@ -101,7 +103,7 @@ class ReadWriteLock:
                 waiter: asyncio.Future[None] = loop.create_future()
                 self._async_waiters.append((loop, waiter))
             try:
-                await asyncio.wait_for(waiter, max(0.0, deadline[0] - time.monotonic()))
+                await asyncio.wait_for(waiter, _seconds_left(deadline))
             except asyncio.TimeoutError:
                 raise _timeout(deadline[1], "an index update to apply its change") from None
             finally:
@@ -185,13 +187,13 @@ class ReadWriteLock:
     # -------------------------------------------------------------- helpers
     def _deadline(self, timeout: float | None) -> tuple[float, float]:
         """``(deadline, limit)`` of a wait that may last ``timeout`` seconds (``None``: the lock's own)."""
-        limit = self.timeout if timeout is None else timeout
+        limit = self.timeout if timeout is None else check_timeout(timeout)
         return time.monotonic() + limit, limit
 
     def _wait(self, deadline: tuple[float, float], what: str) -> None:
         """One wait on the condition (its lock held), or :class:`LockTimeout` once past the deadline."""
-        remaining = deadline[0] - time.monotonic()
-        if remaining <= 0:
+        remaining = _seconds_left(deadline)
+        if remaining is not None and remaining <= 0:
             raise _timeout(deadline[1], what)
         self._cond.wait(remaining)
 
@@ -202,6 +204,20 @@ class ReadWriteLock:
         for loop, waiter in waiters:
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits any more
                 loop.call_soon_threadsafe(_resolve, waiter)
+
+
+def check_timeout(seconds: float, what: str = "timeout") -> float:
+    """``seconds`` as a float if it is a wait limit (> 0; ``float("inf")``: no limit), else a ``ValueError``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ValueError(f"{what} must be a number of seconds > 0 (float('inf'): no limit), got {seconds!r}")
+    return float(seconds)
+
+
+def _seconds_left(deadline: tuple[float, float]) -> float | None:
+    """Seconds to the deadline (at least 0), ``None`` for no limit: what ``wait`` and ``wait_for`` take."""
+    if math.isinf(deadline[0]):
+        return None
+    return max(0.0, deadline[0] - time.monotonic())
 
 
 def _timeout(limit: float, what: str) -> LockTimeout:
@@ -225,7 +241,7 @@ def holding(lock: threading.RLock, timeout: float, what: str) -> Iterator[None]:
         timeout: Seconds to wait.
         what: What holds it, for the :class:`LockTimeout` message ("another update").
     """
-    if not lock.acquire(timeout=timeout):
+    if not lock.acquire(timeout=-1 if math.isinf(timeout) else timeout):
         raise _timeout(timeout, what)
     try:
         yield

@@ -25,14 +25,18 @@ This is format 6, the first and only one: no release was made before it, so no r
 earlier format is kept, and a folder of another version is refused with a message asking for a
 rebuild.
 
-``persist`` writes a temporary sibling folder and swaps it in atomically
-(:mod:`llama_index_pearl.storage.atomic`). ``load`` checks, before anything is used, the
-manifest and every file's size and SHA-256, so any change after persist is refused at load;
-then it reads what a query needs (manifest, catalog, join graph, FAISS index and id map) and
-checks them against each other (:mod:`llama_index_pearl.storage.integrity`). What a query
-does not read is read and checked the first time something needs it, with the same errors:
-the units and LlamaIndex's stores (``docstore.json``, checked against the catalog and the
-vectors), the tables' rows (``tables.jsonl``) and the BM25 arrays (``lexical.npz``).
+``persist`` refuses a non-empty folder that is not a PEARL index (its manifest's content is
+checked), writes a temporary sibling folder and swaps it in atomically
+(:mod:`llama_index_pearl.storage.atomic`). ``load`` holds the folder's files open
+(:mod:`llama_index_pearl.storage.snapshot`) and checks, before anything is used, the manifest
+and every file's size and SHA-256, so any change after persist is refused at load; then it
+reads what a query needs (manifest, catalog, join graph, FAISS index and id map) and checks
+them against each other (:mod:`llama_index_pearl.storage.integrity`). What a query does not
+read is read the first time something needs it, from the files held open since load (their
+SHA-256 checked again), and checked with the same errors: the units and LlamaIndex's stores
+(``docstore.json``, checked against the catalog and the vectors; :mod:`~llama_index_pearl.storage.unit_stores`),
+the tables' rows (``tables.jsonl``) and the BM25 arrays (``lexical.npz``). A persist over the
+folder after load is not seen by the loaded index.
 Loading reads JSON, NumPy's format (no pickle) and FAISS's own binary format only; nothing
 is executed.
 
@@ -44,31 +48,24 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
-from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
+from llama_index.core import StorageContext
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
-from llama_index.core.schema import TextNode
-from llama_index.core.storage.index_store import SimpleIndexStore
-from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
-from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.stores import (
     ID_MAP_FILE,
-    KeepUnitsWhole,
     PearlFaissStore,
     index_dimension,
-    store_dimension,
 )
 from llama_index_pearl.joins import graph_from_json, graph_to_json
-from llama_index_pearl.storage.atomic import recoverable, swap_in
+from llama_index_pearl.storage.atomic import recoverable, remove_stale, swap_in, temporary_sibling
 from llama_index_pearl.storage.catalog_files import (
     CATALOG,
     LEXICAL,
@@ -79,16 +76,15 @@ from llama_index_pearl.storage.catalog_files import (
 )
 from llama_index_pearl.storage.integrity import (
     IndexFileError,
-    check_digests,
     check_graph,
     check_manifest_fields,
-    check_units,
-    check_vector_ids,
     file_digests,
-    read_json,
     reading,
 )
+from llama_index_pearl.storage.snapshot import FolderReplaced, FolderSnapshot
 from llama_index_pearl.storage.table_records import LazyTables, write_tables_file
+from llama_index_pearl.storage.unit_stores import DOCSTORE, FAISS_FILE, INDEX_STORE, OpenedStores
+from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
     embed_model_name,
     encoder_from_identity,
@@ -98,7 +94,15 @@ from llama_index_pearl.text.models import (
     same_encoder,
 )
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "is_index_folder", "load_index", "load_join_graph", "persist_index"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "is_index_folder",
+    "load_graph_and_tables",
+    "load_index",
+    "load_join_graph",
+    "persist_index",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -107,11 +111,10 @@ FORMAT_VERSION = 6
 MANIFEST = "pearl.json"
 TABLES = "tables.jsonl"
 GRAPH = "join_graph.json"
-DOCSTORE = "docstore.json"
-INDEX_STORE = "pearl_index_store.json"
-FAISS_FILE = "faiss.index"
 LLAMA_INDEX_STORE = "index_store.json"  # what load_index_from_storage reads: a stub naming PearlTableIndex.load
 LLAMA_FAISS_FILE = "default__vector_store.json"  # where StorageContext.persist writes the store (renamed to FAISS_FILE)
+_LOAD_TRIES = 3  # a folder replaced under a load each time is being persisted in a loop: say so
+T = TypeVar("T")
 _NOT_LLAMA_INDEX_LOADABLE = {
     "index_store/data": {
         "llama-index-pearl": {
@@ -134,14 +137,10 @@ def persist_index(index: IndexParts, folder: Path) -> None:
     folder = folder.resolve() if folder.is_symlink() else Path(os.path.abspath(folder))
     _refuse_foreign(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.parent / f".{folder.name}.pearl-tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        tmp.mkdir()
+    remove_stale(folder)
+    with temporary_sibling(folder) as tmp:
         _write_files(index, tmp)
         swap_in(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _write_files(index: IndexParts, folder: Path) -> None:
@@ -179,44 +178,68 @@ def _write_files(index: IndexParts, folder: Path) -> None:
 def _refuse_foreign(folder: Path) -> None:
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"Cannot persist to {str(folder)!r}: it is a file")
-    if folder.is_dir() and any(folder.iterdir()) and not (folder / MANIFEST).is_file():
+    problem = _foreign(folder) if folder.is_dir() and any(folder.iterdir()) else None
+    if problem is not None:
         raise ValueError(
-            f"Cannot persist to {str(folder)!r}: the folder holds files and is not a PEARL index "
-            "(persist replaces the whole folder); choose an empty or new folder"
+            f"Cannot persist to {str(folder)!r}: the folder holds files and is not a PEARL index ({problem}); "
+            "persist replaces the whole folder: choose an empty or new folder"
         )
+
+
+def _foreign(folder: Path) -> str | None:
+    """Why a non-empty ``folder`` is not a PEARL index that persist may replace (``None``: it is one).
+
+    Its manifest must be one (any format version: a rebuild replaces an old index), and every file in
+    the folder one the manifest lists: anything else would be deleted with it.
+    """
+    path = folder / MANIFEST
+    if not path.is_file():
+        return f"no {MANIFEST}"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"its {MANIFEST} is not a manifest: {type(exc).__name__}"
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        return f"its {MANIFEST} is not a {FORMAT_NAME} manifest"
+    listed = manifest.get("files")
+    if not isinstance(listed, dict):
+        return f"its {MANIFEST} lists no files"
+    others = sorted(p.name for p in folder.iterdir() if p.name != MANIFEST and p.name not in listed)
+    if others:
+        return f"it holds {len(others)} file(s) the manifest does not list, e.g. {others[0]!r}"
+    return None
 
 
 def _store_kind(index: IndexParts) -> str:
     return "faiss" if isinstance(index.vector_index.vector_store, PearlFaissStore) else "external"
 
 
-def _read_manifest(folder: Path) -> dict[str, Any]:
-    if not folder.is_dir():
-        raise ValueError(f"No PEARL index at {str(folder)!r}: folder does not exist")
-    path = folder / MANIFEST
-    if not path.is_file():
-        raise ValueError(f"{str(folder)!r} is not a PEARL index folder: {MANIFEST} is missing")
-    manifest = read_json(path)
+def _read_manifest(snapshot: FolderSnapshot) -> dict[str, Any]:
+    path = snapshot.path(MANIFEST)
+    with reading(path):
+        manifest = json.loads(snapshot.manifest_bytes.decode("utf-8"))
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexFileError(path, f"not a {FORMAT_NAME} manifest")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise ValueError(
-            f"Index at {str(folder)!r} has format version {version!r}; "
+            f"Index at {str(snapshot.folder)!r} has format version {version!r}; "
             f"this llama-index-pearl reads version {FORMAT_VERSION}. Rebuild the index."
         )
     check_manifest_fields(path, manifest)
     return manifest
 
 
-def _check_files(folder: Path, manifest: dict[str, Any], external_store: bool) -> None:
-    needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE, CATALOG, LEXICAL]
-    if manifest["vector_store"] == "faiss" and not external_store:
-        needed.extend([FAISS_FILE, ID_MAP_FILE])
+def _hold_files(snapshot: FolderSnapshot, manifest: dict[str, Any], needed: list[str]) -> None:
+    """Every file the manifest lists, held open and checked; each ``needed`` one present and listed."""
+    folder = snapshot.folder
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
-    check_digests(folder, folder / MANIFEST, manifest["files"])
+    unlisted = [name for name in needed if name not in manifest["files"]]
+    if unlisted:
+        raise IndexFileError(snapshot.path(MANIFEST), f"'files' lists no digest of {', '.join(unlisted)}")
+    snapshot.hold(snapshot.path(MANIFEST), manifest["files"])
 
 
 def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None, allow_change: bool) -> BaseEmbedding:
@@ -269,29 +292,58 @@ def load_index(
     """Read and verify a folder written by :func:`persist_index`; see ``PearlTableIndex.load``.
 
     The manifest and every file's size and SHA-256 are checked here, then what a query reads (the
-    catalog, the join graph, the vectors) against each other; the rest is read when first needed
-    (see the module docstring).
+    catalog, the join graph, the vectors) against each other; the rest is read when first needed,
+    from the files held open since (see the module docstring). A folder replaced by a persist
+    while this runs is loaded again.
     """
     left = recoverable(folder)
     if left is not None:
         logger.warning("%s is missing; loading the index an interrupted persist left at %s", folder, left)
         folder = left
-    manifest = _read_manifest(folder)
+    return _retried(folder, lambda: _load(folder, embed_model, llm, storage_context, allow_encoder_change))
+
+
+def _retried(folder: Path, load: Callable[[], T]) -> T:
+    """``load()``, again (a few times) while a persist replaces ``folder`` under it."""
+    for _ in range(_LOAD_TRIES):
+        try:
+            return load()
+        except FolderReplaced:
+            logger.info("%s was replaced by a persist while it was loading; loading it again", folder)
+    raise ValueError(
+        f"{str(folder)!r} was replaced by another persist each of the {_LOAD_TRIES} times it was loaded; "
+        "load it once the persists are done"
+    )
+
+
+def _load(
+    folder: Path,
+    embed_model: BaseEmbedding | None,
+    llm: LLM | None,
+    storage_context: StorageContext | None,
+    allow_encoder_change: bool,
+) -> IndexParts:
+    snapshot = FolderSnapshot(folder, MANIFEST)
+    manifest = _read_manifest(snapshot)
     model = _encoder(folder, manifest, embed_model, allow_encoder_change)
-    _check_files(folder, manifest, external_store=storage_context is not None)
+    needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE, CATALOG, LEXICAL]
+    if manifest["vector_store"] == "faiss" and storage_context is None:
+        needed.extend([FAISS_FILE, ID_MAP_FILE])
+    _hold_files(snapshot, manifest, needed)
     with reading(folder / MANIFEST):
         report = BuildReport(**manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
         spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    stores = _Stores(folder, manifest, model, storage_context)
-    catalog = read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"])
-    graph = _read_graph(folder, set(catalog.texts))
+    stores = OpenedStores(snapshot, manifest, model, storage_context)
+    catalog = read_catalog(folder / CATALOG, snapshot.json(CATALOG), manifest["n_tables"], manifest["n_units"])
+    graph = _read_graph(snapshot, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
     _check_dimension(folder, manifest, model)
+    snapshot.keep_only({TABLES, DOCSTORE, INDEX_STORE, LEXICAL})  # what is read after load
     return IndexParts(
-        LazyTables(folder / TABLES, list(catalog.texts)),
+        LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse)),
         None,
         model,
         config,
@@ -304,7 +356,7 @@ def load_index(
         catalog,
         store,
         open_units=lambda: stores.open(set(catalog.texts), catalog),
-        lexical=lambda: read_lexical(folder / LEXICAL, len(catalog.units)),
+        lexical=lambda: read_lexical(folder / LEXICAL, snapshot.read(LEXICAL), len(catalog.units)),
     )
 
 
@@ -323,109 +375,41 @@ def load_join_graph(folder: Path) -> nx.Graph:
         ValueError: Not an index folder, another format version, or a graph file that is malformed,
             modified after persist, or names tables the index does not hold.
     """
-    manifest = _read_manifest(folder)
+    return _retried(folder, lambda: _drawing(folder, with_tables=False))[0]
+
+
+def load_graph_and_tables(folder: Path) -> tuple[nx.Graph, list[Table]]:
+    """The join graph and the tables (rows as persisted) of an index folder, without its encoder or units.
+
+    What drawing the graph needs (``pearl graph``); checked as :func:`load_join_graph` checks the graph
+    and as a loaded index checks its tables.
+
+    Raises:
+        ValueError: As :func:`load_join_graph`, and a tables file that is malformed or modified after persist.
+    """
+    return _retried(folder, lambda: _drawing(folder, with_tables=True))
+
+
+def _drawing(folder: Path, with_tables: bool) -> tuple[nx.Graph, list[Table]]:
+    snapshot = FolderSnapshot(folder, MANIFEST)
+    manifest = _read_manifest(snapshot)
+    needed = [GRAPH, CATALOG, *([TABLES] if with_tables else [])]
     files = manifest["files"]
-    unlisted = [name for name in (GRAPH, CATALOG) if name not in files]
+    unlisted = [name for name in needed if name not in files]
     if unlisted:
         raise IndexFileError(folder / MANIFEST, f"'files' lists no digest of {', '.join(unlisted)}")
-    check_digests(folder, folder / MANIFEST, {name: files[name] for name in (GRAPH, CATALOG)})
-    table_ids = set(read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"]).texts)
-    return _read_graph(folder, table_ids)
+    snapshot.hold(folder / MANIFEST, {name: files[name] for name in needed})
+    catalog = read_catalog(folder / CATALOG, snapshot.json(CATALOG), manifest["n_tables"], manifest["n_units"])
+    graph = _read_graph(snapshot, set(catalog.texts))
+    if not with_tables:
+        return graph, []
+    tables = LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse))
+    return graph, list(tables.values())
 
 
-def _read_graph(folder: Path, table_ids: set[str]) -> nx.Graph:
-    with reading(folder / GRAPH):
-        graph = graph_from_json(read_json(folder / GRAPH))
-    check_graph(folder / GRAPH, graph, table_ids)
+def _read_graph(snapshot: FolderSnapshot, table_ids: set[str]) -> nx.Graph:
+    path = snapshot.path(GRAPH)
+    with reading(path):
+        graph = graph_from_json(snapshot.json(GRAPH))
+    check_graph(path, graph, table_ids)
     return graph
-
-
-class _Stores:
-    """The vector store of a folder (at load) and LlamaIndex's stores of its units (when first needed).
-
-    Args:
-        folder: The index folder.
-        manifest: Its manifest.
-        model: The encoder.
-        storage_context: The caller's, for an external vector store; ``None``: the folder's FAISS files.
-    """
-
-    def __init__(
-        self,
-        folder: Path,
-        manifest: dict[str, Any],
-        model: BaseEmbedding,
-        storage_context: StorageContext | None,
-    ) -> None:
-        self._folder = folder
-        self._dimension = manifest["dimension"]
-        self._n_units = manifest["n_units"]
-        self._model = model
-        self._storage_context = storage_context
-        self._store: BasePydanticVectorStore | None = None
-
-    def vector_store(self, unit_ids: set[str] | None) -> BasePydanticVectorStore:
-        """The store of the vectors, its dimension checked (and, for FAISS, that its vectors are ``unit_ids``')."""
-        if self._store is not None:
-            return self._store
-        folder, dimension = self._folder, self._dimension
-        if self._storage_context is None:
-            store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
-            if store.client.d != dimension:
-                raise ValueError(
-                    f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in "
-                    f"{str(folder)!r}"
-                )
-            if unit_ids is not None:
-                check_vector_ids(folder / ID_MAP_FILE, store.id_map(), unit_ids)
-        else:
-            store = self._storage_context.vector_store
-            store_dim = store_dimension(store)
-            if store_dim is not None and store_dim != dimension:
-                raise ValueError(
-                    f"Vector store dimension mismatch: {type(store).__name__} holds dimension {store_dim}, "
-                    f"the index at {str(folder)!r} has dimension {dimension}"
-                )
-        self._store = store
-        return store
-
-    def open(self, table_ids: set[str], catalog: Catalog) -> tuple[VectorStoreIndex, list[TextNode]]:
-        """LlamaIndex's vector index and the units, checked against the tables, the vectors and ``catalog``."""
-        folder, index_store = self._folder, INDEX_STORE
-        for name in (DOCSTORE, index_store):  # LlamaIndex's own errors name no file
-            read_json(folder / name)
-        store = self.vector_store(None)
-        if self._storage_context is None:
-            with reading(folder / DOCSTORE):
-                context = StorageContext.from_defaults(
-                    vector_store=store,
-                    index_store=SimpleIndexStore.from_persist_path(str(folder / index_store)),
-                    persist_dir=str(folder),
-                )
-        else:
-            context = self._storage_context
-            context.index_store = SimpleIndexStore.from_persist_path(str(folder / index_store))
-        try:
-            # the docstore keeps every unit even for stores that hold text (Qdrant): the
-            # retriever, persistence and incremental updates read units from it
-            vector_index = load_index_from_storage(
-                context, embed_model=self._model, store_nodes_override=True, transformations=[KeepUnitsWhole()]
-            )
-        except Exception as exc:
-            raise ValueError(
-                f"Corrupted LlamaIndex stores ({DOCSTORE}, {index_store}) in {str(folder)!r}: {exc}"
-            ) from exc
-        with reading(folder / DOCSTORE):
-            units = list(vector_index.docstore.docs.values())
-        return vector_index, self._checked(units, catalog, table_ids)
-
-    def _checked(self, units: list[TextNode], catalog: Catalog, table_ids: set[str]) -> list[TextNode]:
-        folder = self._folder
-        check_units(folder / DOCSTORE, units, table_ids, self._n_units)
-        for unit in units:
-            if catalog.units.get(unit.node_id) != UnitInfo.of(unit):
-                raise IndexFileError(folder / DOCSTORE, f"unit {unit.node_id} is not the one {CATALOG} lists")
-        store = self.vector_store(None)
-        if isinstance(store, PearlFaissStore):
-            check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
-        return units

@@ -3,8 +3,9 @@
 A query reads no table's rows (each table's text is in the catalog), so a loaded index
 holds :class:`LazyTables`: the table ids at once, the ``Table`` objects (and
 their DataFrames) built from ``tables.jsonl`` the first time any table is asked for, every line
-checked then as :func:`read_tables_file` checks it. The file's size and SHA-256 were checked
-at load, so what is read is what ``persist`` wrote.
+checked then as :func:`read_tables_file` checks it. The bytes come from the file held open since
+load, their SHA-256 checked again (:mod:`~llama_index_pearl.storage.snapshot`), so what is read is
+what ``persist`` wrote and ``load`` checked.
 
 Pipeline step: storage (docs/architecture.md).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +44,17 @@ def write_tables_file(tables: Iterable[Table], path: Path) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def read_tables_file(path: Path, expected: int) -> list[Table]:
+def read_tables_file(path: Path, lines: Iterable[str], expected: int) -> list[Table]:
     """The tables of ``tables.jsonl``, each line checked (an :class:`IndexFileError` names the file and line).
 
     Args:
-        path: The file.
+        path: The file (named in errors).
+        lines: Its lines.
         expected: How many tables the manifest lists.
     """
     tables: dict[str, Table] = {}
-    with reading(path), path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with reading(path):
+        for line_no, line in enumerate(lines, start=1):
             with reading(path.with_name(f"{path.name}, line {line_no}")):
                 table = _table(json.loads(line))
                 if table.id in tables:
@@ -88,12 +90,20 @@ class LazyTables(MutableMapping[str, Table]):
     a delete) read the tables first and then change them like a ``dict``.
 
     Args:
-        path: The ``tables.jsonl`` file.
+        path: The ``tables.jsonl`` file (named in errors).
         table_ids: The index's table ids, in its order.
+        parse_lines: Runs a parser over its lines, checked
+            (:meth:`~llama_index_pearl.storage.snapshot.FolderSnapshot.parse_lines`).
     """
 
-    def __init__(self, path: Path, table_ids: Sequence[str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        table_ids: Sequence[str],
+        parse_lines: Callable[[Callable[[Iterable[str]], list[Table]]], list[Table]],
+    ) -> None:
         self._path = path
+        self._parse_lines = parse_lines
         self._ids = list(table_ids)
         self._known = frozenset(self._ids)
         self._tables: dict[str, Table] | None = None
@@ -103,7 +113,8 @@ class LazyTables(MutableMapping[str, Table]):
         if self._tables is None:
             with self._reading:
                 if self._tables is None:
-                    tables = {t.id: t for t in read_tables_file(self._path, len(self._ids))}
+                    read = self._parse_lines(lambda lines: read_tables_file(self._path, lines, len(self._ids)))
+                    tables = {t.id: t for t in read}
                     if list(tables) != self._ids:
                         raise IndexFileError(self._path, "its tables are not those the catalog lists")
                     self._tables = tables

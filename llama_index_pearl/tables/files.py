@@ -16,7 +16,8 @@ from __future__ import annotations
 import codecs
 import csv
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 DELIMITERS = (",", ";", "\t", "|")
 SAMPLE_BYTES = 1 << 20
 _SNIFF_LINES = 50
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BOMS = {b"\xef\xbb\xbf": "utf-8-sig", b"\xff\xfe": "utf-16", b"\xfe\xff": "utf-16"}
 
 
@@ -107,18 +109,27 @@ def detect_encoding(sample: bytes) -> str:
 
 def sniff_delimiter(text: str, quotechar: str = '"') -> str:
     """The candidate delimiter that splits the leading lines into the same number (> 1) of fields."""
-    lines = text.splitlines()[:_SNIFF_LINES]
+    lines = _LINE_BREAK.split(text)[:_SNIFF_LINES]  # not splitlines(): \x1c-\x1e, \x85, \u2028 are cell text in CSV
     if len(lines) > 1 and not text.endswith(("\n", "\r")):
         lines = lines[:-1]  # the sample may end mid-line
     best, best_fields = ",", 1
     for delimiter in DELIMITERS:
-        try:
-            counts = [len(row) for row in csv.reader(lines, delimiter=delimiter, quotechar=quotechar) if row]
-        except csv.Error:
-            continue
+        counts = [len(row) for row in _parsed(lines, delimiter, quotechar) if row]
         if counts and min(counts) > 1 and len(set(counts)) == 1 and counts[0] > best_fields:
             best, best_fields = delimiter, counts[0]
     return best
+
+
+def _parsed(lines: list[str], delimiter: str, quotechar: str) -> Iterator[list[str]]:
+    """The rows of ``lines`` that Python's ``csv`` parses: one with a cell over its size limit is left out."""
+    reader = csv.reader(lines, delimiter=delimiter, quotechar=quotechar)
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            continue  # the reader starts again at the next line
 
 
 @dataclass(frozen=True)
@@ -176,16 +187,17 @@ def csv_header(path: Path, dialect: _Dialect) -> list[str]:
 
     The first data row is checked too: given more fields than the header names, pandas
     takes the first column as the row index and shifts every value one column left,
-    while a longer later row is a parser error. Both are the same error here.
+    while a longer later row is a parser error. Both are the same error here. Read by
+    pandas' parser, as the rows are: it has no limit on a cell's size (Python's ``csv`` stops
+    at 131,072 characters, which a JSON, HTML or base64 cell passes).
     """
-    with path.open(newline="", encoding=dialect.encoding, errors="replace") as handle:
-        reader = csv.reader(handle, delimiter=dialect.delimiter, quotechar=dialect.quotechar)
-        header = next(reader, None)
-        if not header or all(not h.strip() for h in header):
-            raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
-        first = next(reader, None)
-    if first is not None and len(first) > len(header):
-        raise ValueError(f"Expected {len(header)} fields in line {reader.line_num}, saw {len(first)}")
+    try:
+        head = pd.read_csv(path, **{**_read_options(dialect), "header": None}, nrows=2)
+    except pd.errors.EmptyDataError:
+        head = pd.DataFrame()
+    header = [str(h) for h in head.iloc[0]] if len(head) else []
+    if not header or all(not h.strip() for h in header):
+        raise ValueError(f"Table {path.stem!r} (file {str(path)!r}) has no columns")
     return [h.replace("\ufeff", "").strip() for h in header]
 
 
