@@ -47,6 +47,7 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.build import IndexParts
 from llama_index_pearl.corpus.stores import exact_faiss_store, one_faiss_thread
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
@@ -152,7 +153,10 @@ def synthetic_index(n_units: int, dim: int = 384, seed: int = 0) -> PearlTableIn
         unit.embedding = None
     context = StorageContext.from_defaults(vector_store=store)
     vector_index = VectorStoreIndex(nodes=[], storage_context=context, embed_model=embed)
-    return PearlTableIndex(tables, vector_index, embed, PearlConfig(augment=True), units)
+    parts = IndexParts(
+        tables=tables, embed_model=embed, config=PearlConfig(augment=True), vector_index=vector_index, units=units
+    )
+    return PearlTableIndex(parts)
 
 
 def _synthetic_unit(key: str, table_ids: list[str], kind: str) -> TextNode:

@@ -12,7 +12,7 @@ Pipeline step: index (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -79,43 +79,37 @@ class PearlTableIndex:
     consistent snapshot.
     """
 
-    def __init__(
-        self,
-        tables: Sequence[Table] | MutableMapping[str, Table],
-        vector_index: VectorStoreIndex | None,
-        embed_model: BaseEmbedding,
-        config: PearlConfig,
-        units: Sequence[TextNode] | None,
-        join_graph: nx.Graph | None = None,
-        llm: LLM | None = None,
-        report: BuildReport | None = None,
-        generator: QueryGenerator | None = None,
-        generator_spec: dict[str, Any] | None = None,
-        catalog: Catalog | None = None,
-        vector_store: BasePydanticVectorStore | None = None,
-        open_units: Callable[[], tuple[VectorStoreIndex, list[TextNode]]] | None = None,
-        lexical: Callable[[], LexicalIndex] | None = None,
-    ) -> None:
+    def __init__(self, parts: IndexParts) -> None:
+        """An index of what a build made or a load read (users call :meth:`from_tables` or :meth:`load`).
+
+        Args:
+            parts: What the index is made of (:class:`~llama_index_pearl.corpus.build.IndexParts`).
+
+        Raises:
+            ValueError: ``parts`` holds neither its units nor ``open_units`` and ``vector_store`` to read them later.
+        """
+        tables, units, catalog, config = parts.tables, parts.units, parts.catalog, parts.config
         self._tables = tables if isinstance(tables, MutableMapping) else {t.id: t for t in tables}
-        self._vector_index = vector_index
-        self._embed_model = embed_model
+        self._vector_index = parts.vector_index
+        self._embed_model = parts.embed_model
         self._config = config
         self._units = {u.node_id: u for u in units} if units is not None else None
-        if self._units is None and (open_units is None or vector_store is None):
+        if self._units is None and (parts.open_units is None or parts.vector_store is None):
             raise ValueError("PearlTableIndex needs its units, or open_units and vector_store to read them later")
-        self._open_units = open_units
+        self._open_units = parts.open_units
         self._opening = threading.Lock()
-        self._vector_store = vector_store if vector_store is not None else vector_index.vector_store  # type: ignore[union-attr]
+        store = parts.vector_store
+        self._vector_store = store if store is not None else parts.vector_index.vector_store  # type: ignore[union-attr]
         if catalog is None:  # texts are rendered when first asked for
             catalog = Catalog(units={u.node_id: UnitInfo.of(u) for u in self._units.values()})  # type: ignore[union-attr]
         self._catalog = catalog
-        self._lexical = lexical  # the persisted BM25 index: valid until the first change
-        self._join_graph = join_graph if join_graph is not None else _graph_of(self._tables)
-        self._llm = llm
-        self._generator = generator if config.augment else None
-        self._generator_spec = generator_spec if config.augment else None
-        self.report = report or BuildReport(n_tables=len(self._tables), n_units=len(self._catalog.units))
-        self._serializer = serializer_for(embed_model, config)
+        self._lexical = parts.lexical  # the persisted BM25 index: valid until the first change
+        self._join_graph = parts.join_graph if parts.join_graph is not None else _graph_of(self._tables)
+        self._llm = parts.llm
+        self._generator = parts.generator if config.augment else None
+        self._generator_spec = parts.generator_spec if config.augment else None
+        self.report = parts.report or BuildReport(n_tables=len(self._tables), n_units=len(self._catalog.units))
+        self._serializer = serializer_for(parts.embed_model, config)
         self._revision = 0
         self._rw = ReadWriteLock()  # retrievals share it; an update's apply step holds it alone
         self._update_lock = threading.RLock()  # one insert_tables/delete_table at a time
@@ -172,7 +166,7 @@ class PearlTableIndex:
             storage_context=storage_context,
             show_progress=show_progress,
         )
-        return cls(**vars(built))
+        return cls(built)
 
     @classmethod
     async def afrom_tables(cls, tables: TablesInput, **kwargs: Any) -> PearlTableIndex:
@@ -604,17 +598,17 @@ class PearlTableIndex:
             for table_id in self._tables:  # the catalog holds every table's text (some may not be rendered yet)
                 self.table_text(table_id)
             parts = IndexParts(
-                list(self._tables.values()),
-                vector_index,
-                self._embed_model,
-                self._config,
-                list(units.values()),
-                self._join_graph,
-                self._llm,
-                self.report,
-                self._generator,
-                self._generator_spec,
-                self._catalog,
+                tables=list(self._tables.values()),
+                embed_model=self._embed_model,
+                config=self._config,
+                vector_index=vector_index,
+                units=list(units.values()),
+                join_graph=self._join_graph,
+                llm=self._llm,
+                report=self.report,
+                generator=self._generator,
+                generator_spec=self._generator_spec,
+                catalog=self._catalog,
                 lexical=self._catalog_lexical,
             )
             persist_index(parts, Path(persist_dir))
@@ -672,7 +666,7 @@ class PearlTableIndex:
         )
         if generator is not None:
             parts.generator = generator
-        return cls(**vars(parts))
+        return cls(parts)
 
 
 def _graph_of(tables: Mapping[str, Table]) -> nx.Graph:

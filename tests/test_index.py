@@ -8,6 +8,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlRetriever, PearlTableIndex
+from llama_index_pearl.corpus.build import IndexParts
 from llama_index_pearl.corpus.stores import build_vector_index
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
@@ -45,7 +46,15 @@ def _index_with_units(tables, embedding, extra_units):
     index = PearlTableIndex.from_tables(tables, embed_model=embedding, augment=False)
     units = [original_unit(t, index.serializer) for t in index.tables.values()] + extra_units(index)
     vector_index = build_vector_index(units, embedding)
-    return PearlTableIndex(list(index.tables.values()), vector_index, embedding, index.config, units)
+    return PearlTableIndex(
+        IndexParts(
+            tables=list(index.tables.values()),
+            embed_model=embedding,
+            config=index.config,
+            vector_index=vector_index,
+            units=units,
+        )
+    )
 
 
 def test_joined_unit_lifts_every_table_it_names(music_tables, hashing_embedding):

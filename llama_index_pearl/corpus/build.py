@@ -107,23 +107,23 @@ class BuildReport:
         self.units_by_kind = count_kinds(units)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class IndexParts:
-    """Everything an index is made of, named as ``PearlTableIndex.__init__`` takes it.
+    """Everything an index is made of: what ``PearlTableIndex(parts)`` takes, built by keyword only.
 
-    A build produces it; ``load`` reads it back, leaving what a query does not read to be read
-    when first used: the units and LlamaIndex's stores (``open_units``), the tables' rows
-    (``tables`` as a lazy mapping) and the BM25 arrays (``lexical``).
+    A build produces it (:func:`build_corpus`); ``load`` reads it back, leaving what a query does not
+    read to be read when first used: the units and LlamaIndex's stores (``open_units``), the tables'
+    rows (``tables`` as a lazy mapping) and the BM25 arrays (``lexical``); ``persist`` writes it.
 
     Args:
         tables: The loaded tables (a list, or a mapping by id that reads them on first use).
-        vector_index: The vector store index over ``units`` (``None``: ``open_units`` makes it).
         embed_model: The resolved encoder.
         config: The build settings (persisted with the index).
+        vector_index: The vector store index over ``units`` (``None``: ``open_units`` makes it).
         units: Original and augmented units (``None``: ``open_units`` reads them).
-        join_graph: The join graph of the selected paths (``None`` without augmentation).
+        join_graph: The join graph of the selected paths (``None``: a node per table, no edge).
         llm: The resolved LLM, if any.
-        report: Counts and stage timings.
+        report: Counts and stage timings (``None``: the counts of ``tables`` and the units).
         generator: The query generator used (``None`` without augmentation, or after a load).
         generator_spec: What :meth:`QueryGenerator.to_spec` wrote, when ``generator`` is not built yet.
         catalog: Table texts and unit infos (default: read off ``units``, texts rendered when asked for).
@@ -132,14 +132,14 @@ class IndexParts:
         lexical: Reads the BM25 index of the catalog's units (in catalog order) when first needed.
     """
 
-    tables: list[Table] | MutableMapping[str, Table]
-    vector_index: VectorStoreIndex | None
+    tables: Sequence[Table] | MutableMapping[str, Table]
     embed_model: BaseEmbedding
     config: PearlConfig
-    units: list[TextNode] | None
-    join_graph: nx.Graph | None
-    llm: LLM | None
-    report: BuildReport
+    vector_index: VectorStoreIndex | None = None
+    units: Sequence[TextNode] | None = None
+    join_graph: nx.Graph | None = None
+    llm: LLM | None = None
+    report: BuildReport | None = None
     generator: QueryGenerator | None = None
     generator_spec: dict[str, Any] | None = None
     catalog: Catalog | None = None
@@ -356,7 +356,18 @@ def build_corpus(
     report.n_tables = len(loaded)
     report.n_units = len(units)
     report.units_by_kind = count_kinds(units)
-    return IndexParts(loaded, vector_index, model, config, units, graph, resolved_llm, report, generator, None, catalog)
+    return IndexParts(
+        tables=loaded,
+        embed_model=model,
+        config=config,
+        vector_index=vector_index,
+        units=units,
+        join_graph=graph,
+        llm=resolved_llm,
+        report=report,
+        generator=generator,
+        catalog=catalog,
+    )
 
 
 def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:

@@ -155,4 +155,4 @@ def build_ablated(
     if not ablation.names():
         return PearlTableIndex.from_tables(tables, config=chosen, show_progress=show_progress, **kwargs)
     parts = build_corpus(tables, chosen, show_progress=show_progress, units_step=ablation.units, **kwargs)
-    return PearlTableIndex(**vars(parts))
+    return PearlTableIndex(parts)

@@ -343,18 +343,15 @@ def _load(
     _check_dimension(folder, manifest, model)
     snapshot.keep_only({TABLES, DOCSTORE, INDEX_STORE, LEXICAL})  # what is read after load
     return IndexParts(
-        LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse)),
-        None,
-        model,
-        config,
-        None,
-        graph,
-        resolve_llm(llm),
-        report,
-        None,
-        spec,
-        catalog,
-        store,
+        tables=LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse)),
+        embed_model=model,
+        config=config,
+        join_graph=graph,
+        llm=resolve_llm(llm),
+        report=report,
+        generator_spec=spec,
+        catalog=catalog,
+        vector_store=store,
         open_units=lambda: stores.open(set(catalog.texts), catalog),
         lexical=lambda: read_lexical(folder / LEXICAL, snapshot.read(LEXICAL), len(catalog.units)),
     )
