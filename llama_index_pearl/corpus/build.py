@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 from llama_index.core import StorageContext, VectorStoreIndex
@@ -60,6 +60,7 @@ __all__ = [
     "BuildReport",
     "CorpusBuild",
     "IndexParts",
+    "UnitsSteps",
     "build_corpus",
     "corpus_units",
     "count_kinds",
@@ -298,14 +299,30 @@ class CorpusBuild:
         return star_units(join_stars(graph), {t.id: t for t in self.tables}, self.serializer)
 
 
-def corpus_units(build: CorpusBuild) -> tuple[list[TextNode], nx.Graph | None]:
-    """The units a build makes, and its join graph (``None`` without augmentation).
+class UnitsSteps(Protocol):
+    """The steps :func:`corpus_units` composes: a build's (:class:`CorpusBuild`) or an insert's
+    (``storage.incremental``), which makes units for the new tables and the paths through them."""
+
+    @property
+    def config(self) -> PearlConfig: ...
+
+    def own_units(self) -> list[TextNode]: ...
+
+    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]: ...
+
+    def generate(self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]: ...
+
+    def stars(self, graph: nx.Graph) -> list[TextNode]: ...
+
+
+def corpus_units(build: UnitsSteps) -> tuple[list[TextNode], nx.Graph | None]:
+    """The units a build or an insert makes, and its join graph (``None`` without augmentation).
 
     Each table's own units; with augmentation (paper Algorithm 1) the units of the generated questions of
     the selected join paths, then a unit per star.
     """
     units = build.own_units()
-    if not build.config.augment or build.generator is None:
+    if not build.config.augment:
         return units, None
     graph, paths, beyond = build.discover()
     return [*units, *build.generate(paths, beyond), *build.stars(graph)], graph

@@ -34,7 +34,7 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import build_augmented_units, star_units, table_units
-from llama_index_pearl.corpus.build import selection_budget, split_for_generator
+from llama_index_pearl.corpus.build import corpus_units, selection_budget, split_for_generator
 from llama_index_pearl.corpus.stores import embedded
 from llama_index_pearl.corpus.units import KIND, PATH_ID, TABLE_IDS, UnitKind, unit_meta
 from llama_index_pearl.foundations.timing import stage
@@ -295,31 +295,11 @@ def plan_insert(
     """
     if not loaded:
         raise ValueError("No tables to insert")
-    change = IndexChange()
-    seconds = change.report.seconds
-    corpus = [*index.tables.values(), *loaded]
-    change.tables = loaded
-    change.units = table_units(loaded, index.serializer, config)
+    change = IndexChange(tables=list(loaded))
     change.table_texts = {t.id: index.serializer.table_text(t, config.table_text_chars) for t in loaded}
-    if config.augment:
-        with stage(seconds, "discovery"):
-            discovery = extend_join_paths(
-                corpus,
-                index.join_graph,
-                [t.id for t in loaded],
-                index.embed_model,
-                budget=_discovery_budget(index, len(corpus)),
-                lambda_div=config.lambda_div,
-                use_declared=config.use_declared_joins,
-                cross_source_joins=config.cross_source_joins,
-                show_progress=show_progress,
-            )
-        change.join_graph = discovery.graph
-        with stage(seconds, "generation"):
-            change.units.extend(_generate(index, corpus, loaded, discovery.paths, change, config, show_progress))
-            if config.star_units:
-                _restar(index, corpus, change)
-        change.report.new_paths = [p.path_id for p in discovery.paths]
+    corpus = [*index.tables.values(), *loaded]
+    steps = _InsertSteps(index, loaded, corpus, config, change, show_progress)
+    change.units, change.join_graph = corpus_units(steps)
     if not change.units:
         raise ValueError("The insert produced no units")
     change.report.added_tables = [t.id for t in loaded]
@@ -327,15 +307,67 @@ def plan_insert(
     return change
 
 
-def _restar(index: UpdatableIndex, corpus: Sequence[Table], change: IndexChange) -> None:
-    """Star units of the graph after the insert: new and changed stars added, stars that changed removed."""
-    if change.join_graph is None:
-        return
-    stars = star_units(join_stars(change.join_graph), {t.id: t for t in corpus}, index.serializer)
-    wanted = {u.node_id for u in stars}
-    held = {u.node_id for u in index.units if unit_meta(u)[KIND] == UnitKind.STAR.value}
-    change.units.extend(u for u in stars if u.node_id not in held)
-    change.removed_units.extend(sorted(held - wanted))
+@dataclass
+class _InsertSteps:
+    """The units steps of an insert (:class:`~llama_index_pearl.corpus.build.UnitsSteps`), composed as a build's.
+
+    Units for the new tables, the paths through them and the stars of the graph after the insert; a star
+    that changed is recorded in ``change.removed_units``.
+    """
+
+    index: UpdatableIndex
+    loaded: Sequence[Table]
+    corpus: Sequence[Table]  # the index's tables and the new ones
+    config: PearlConfig
+    change: IndexChange
+    show_progress: bool
+
+    def own_units(self) -> list[TextNode]:
+        return table_units(self.loaded, self.index.serializer, self.config)
+
+    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]:
+        """The graph after the insert, the new paths the generator writes and those for its fallback."""
+        index, config, corpus = self.index, self.config, self.corpus
+        with stage(self.change.report.seconds, "discovery"):
+            discovery = extend_join_paths(
+                corpus,
+                index.join_graph,
+                [t.id for t in self.loaded],
+                index.embed_model,
+                budget=_discovery_budget(index, len(corpus)),
+                lambda_div=config.lambda_div,
+                use_declared=config.use_declared_joins,
+                cross_source_joins=config.cross_source_joins,
+                show_progress=self.show_progress,
+            )
+        self.change.join_graph = discovery.graph
+        self.change.report.new_paths = [p.path_id for p in discovery.paths]
+        if index.generator is None:
+            return discovery.graph, list(discovery.paths), []
+        # Paths already in the index count against the budget of their pool; with a free fallback
+        # only the build's paid share of them did (at most the budget of the corpus before the insert).
+        old_budget = _budget(index, len(index.tables))
+        used = Counter(p.kind for p in index.join_paths)
+        if old_budget is not None:
+            used = Counter({kind: min(n, old_budget) for kind, n in used.items()})
+        paid, beyond = split_for_generator(discovery.paths, _budget(index, len(corpus)), index.generator, used=used)
+        return discovery.graph, paid, beyond
+
+    def generate(self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]:
+        """Units for the new paths, then single-hop units for new tables left in no path (if the build had them)."""
+        with stage(self.change.report.seconds, "generation"):
+            return _generate(self, paths, beyond)
+
+    def stars(self, graph: nx.Graph) -> list[TextNode]:
+        """Star units of the graph after the insert that the index lacks; stars that changed are removed."""
+        if not self.config.star_units:
+            return []
+        with stage(self.change.report.seconds, "generation"):
+            stars = star_units(join_stars(graph), {t.id: t for t in self.corpus}, self.index.serializer)
+        wanted = {u.node_id for u in stars}
+        held = {u.node_id for u in self.index.units if unit_meta(u)[KIND] == UnitKind.STAR.value}
+        self.change.removed_units.extend(sorted(held - wanted))
+        return [u for u in stars if u.node_id not in held]
 
 
 def _budget(index: UpdatableIndex, n_tables: int) -> int | None:
@@ -351,32 +383,17 @@ def _discovery_budget(index: UpdatableIndex, n_tables: int) -> int | None:
     return budget if generator is None else selection_budget(generator, budget)
 
 
-def _generate(
-    index: UpdatableIndex,
-    corpus: Sequence[Table],
-    loaded: Sequence[Table],
-    paths: Sequence[JoinPath],
-    change: IndexChange,
-    config: PearlConfig,
-    show_progress: bool,
-) -> list[TextNode]:
-    """Units for the new paths, then single-hop units for new tables left in no path (if the build had them)."""
+def _generate(steps: _InsertSteps, paid: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]:
+    index, change, config = steps.index, steps.change, steps.config
     generator = index.generator
     if generator is None:
         return []
-    # Paths already in the index count against the budget of their pool; with a free fallback
-    # only the build's paid share of them did (at most the budget of the corpus before the insert).
-    old_budget = _budget(index, len(index.tables))
-    used = Counter(p.kind for p in index.join_paths)
-    if old_budget is not None:
-        used = Counter({kind: min(n, old_budget) for kind, n in used.items()})
-    paid, beyond = split_for_generator(paths, _budget(index, len(corpus)), generator, used=used)
     # Single-hop tables are chosen separately: build_augmented_units would pick every
     # table of the mapping that the *new* paths miss, old ones included.
-    runs = [({t.id: t for t in corpus}, paid, beyond, dataclasses.replace(config, single_hop=False))]
+    runs = [({t.id: t for t in steps.corpus}, paid, beyond, dataclasses.replace(config, single_hop=False))]
     if config.single_hop and change.join_graph is not None:
         covered = {t for p in change.join_graph.graph.get("paths", []) for t in p["tables"]}
-        alone = {t.id: t for t in loaded if t.id not in covered}
+        alone = {t.id: t for t in steps.loaded if t.id not in covered}
         if alone:
             runs.append((alone, [], [], config))
     cache = cache_for(generator, config.cache_dir)
@@ -390,7 +407,7 @@ def _generate(
             run_config,
             fallback_paths=extra,
             cache=cache,
-            show_progress=show_progress,
+            show_progress=steps.show_progress,
         )
         units.extend(augmented.units)
         if augmented.report is not None:
