@@ -10,7 +10,7 @@ import pytest
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.cli import main
-from llama_index_pearl.presentation.graph_page import graph_page_data, render_graph_page
+from llama_index_pearl.presentation.graph_page import graph_page_data, join_graph_mermaid, render_graph_page
 from llama_index_pearl.presentation.headless import dump_dom, find_chromium
 
 
@@ -37,6 +37,12 @@ def test_edges_carry_kind_column_pair_label_and_selection(index):
     stadium = next(e for e in edges if {e["source"], e["target"]} == {"concert", "stadium"})
     assert stadium["label"] == "stadium_id = stadium_id"
     assert stadium["kind"] == "explicit" and stadium["declared"] is False and stadium["selected"] is True
+
+
+def test_mermaid_draws_each_join_from_its_referencing_table(index):
+    lines = join_graph_mermaid(index.join_graph).splitlines()
+    assert lines[0] == "graph LR"
+    assert '    concert ==>|"stadium_id = stadium_id (explicit ✓)"| stadium' in lines
 
 
 def test_selected_paths_are_listed(index):

@@ -44,6 +44,7 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
+from llama_index_pearl.joins.graph import stored_paths
 from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.tables.inputs import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
@@ -104,7 +105,7 @@ class BuildReport:
         units = list(units)
         self.n_tables = len(tables)
         self.n_units = len(units)
-        self.n_paths = len(join_graph.graph.get("paths", []))
+        self.n_paths = len(stored_paths(join_graph))
         self.units_by_kind = count_kinds(units)
 
 

@@ -1,5 +1,9 @@
 """The join graph: tables as nodes, one edge per joinable table pair, and its JSON/GraphML forms.
 
+Its attributes are read here only: :func:`join_edge`/:func:`join_edges` (an edge as a :class:`JoinEdge`),
+:func:`joins_between` (its :class:`Join`s), :func:`paths_from_graph`/:func:`stored_paths` (the selected
+paths) and written by :func:`build_join_graph` and :func:`select_paths`.
+
 Every attribute is JSON-native (str, float, bool, list of str/list), so
 node-link JSON round-trips exactly. GraphML only takes scalars, so lists are
 written as JSON strings there and decoded again by :func:`read_graphml`.
@@ -22,13 +26,18 @@ from llama_index_pearl.joins.paths import JoinPath
 
 __all__ = [
     "Join",
+    "JoinEdge",
     "build_join_graph",
     "edges_from_graph",
     "graph_from_json",
     "graph_to_json",
+    "join_edge",
+    "join_edges",
     "joins_between",
     "paths_from_graph",
     "read_graphml",
+    "select_paths",
+    "stored_paths",
     "write_graphml",
 ]
 
@@ -78,6 +87,90 @@ class Join:
             "kind": self.kind,
             "declared": self.declared,
         }
+
+
+@dataclass(frozen=True)
+class JoinEdge:
+    """One edge of a join graph, typed: how strongly two tables join and whether a selected path uses it.
+
+    Its joins are :func:`joins_between`'s; :func:`build_join_graph` documents the attributes read here.
+
+    Args:
+        left_table: One table (as the graph lists the edge).
+        right_table: The other.
+        kind: ``"explicit"`` if any of its column pairs is a key relation, else ``"implicit"``.
+        declared: Some column pair is backed by a declared foreign key.
+        selected: A selected join path uses it.
+        score: The best column pair's score f.
+    """
+
+    left_table: str
+    right_table: str
+    kind: str
+    declared: bool
+    selected: bool
+    score: float
+
+    @property
+    def explicit(self) -> bool:
+        return self.kind == "explicit"
+
+
+def join_edge(graph: nx.Graph, a: str, b: str) -> JoinEdge:
+    """The edge between two joined tables of a join graph.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+        a: One table.
+        b: The other.
+
+    Raises:
+        KeyError: The tables are not joined.
+    """
+    return _join_edge(a, b, graph.edges[a, b])
+
+
+def join_edges(graph: nx.Graph) -> list[JoinEdge]:
+    """Every edge of a join graph, in the graph's order.
+
+    >>> graph = nx.Graph()
+    >>> graph.add_edge("orders", "customers", kind="explicit", score=0.9)
+    >>> join_edges(graph)
+    [JoinEdge(left_table='orders', right_table='customers', kind='explicit', declared=False, selected=False, score=0.9)]
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+    """
+    return [_join_edge(a, b, data) for a, b, data in graph.edges(data=True)]
+
+
+def _join_edge(a: str, b: str, data: dict[str, Any]) -> JoinEdge:
+    return JoinEdge(
+        a,
+        b,
+        kind=str(data.get("kind", "implicit")),
+        declared=bool(data.get("declared", False)),
+        selected=bool(data.get("selected", False)),
+        score=float(data.get("score", 0.0)),
+    )
+
+
+def stored_paths(graph: nx.Graph) -> Any:
+    """The selected paths as stored (JSON, unparsed: what a load checks; :func:`paths_from_graph` parses them)."""
+    return graph.graph.get("paths", [])
+
+
+def select_paths(graph: nx.Graph, paths: Sequence[JoinPath]) -> None:
+    """Store ``paths`` as the graph's selected paths; an edge is ``selected`` while one of them uses it.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`, changed in place.
+        paths: The selected paths.
+    """
+    used = {frozenset(pair) for p in paths for pair in zip(p.tables, p.tables[1:])}
+    for u, v, data in graph.edges(data=True):
+        data["selected"] = frozenset((u, v)) in used
+    graph.graph["paths"] = [p.to_dict() for p in paths]
 
 
 def joins_between(graph: nx.Graph, a: str, b: str) -> list[Join]:
@@ -154,11 +247,7 @@ def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], p
             selected=False,
             edges=[e.to_dict()],
         )
-    for path in paths:
-        for a, b in zip(path.tables, path.tables[1:], strict=False):
-            if graph.has_edge(a, b):
-                graph.edges[a, b]["selected"] = True
-    graph.graph["paths"] = [p.to_dict() for p in paths]
+    select_paths(graph, paths)
     return graph
 
 
@@ -193,7 +282,7 @@ def graph_from_json(data: dict[str, Any]) -> nx.Graph:
 
 def paths_from_graph(graph: nx.Graph) -> list[JoinPath]:
     """The selected paths stored on a graph."""
-    return [JoinPath.from_dict(p) for p in graph.graph.get("paths", [])]
+    return [JoinPath.from_dict(p) for p in stored_paths(graph)]
 
 
 def write_graphml(graph: nx.Graph, path: str | Path) -> None:

@@ -22,7 +22,7 @@ import networkx as nx
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins.discovery import JoinDiscovery, discover_join_paths
-from llama_index_pearl.joins.graph import paths_from_graph
+from llama_index_pearl.joins.graph import paths_from_graph, select_paths
 from llama_index_pearl.joins.paths import JoinPath
 from llama_index_pearl.tables.table import Table
 
@@ -76,9 +76,5 @@ def drop_table(graph: nx.Graph, table_id: str) -> tuple[nx.Graph, list[JoinPath]
     out.remove_node(table_id)
     paths = paths_from_graph(graph)
     removed = [p for p in paths if table_id in p.tables]
-    out.graph["paths"] = [p.to_dict() for p in paths if table_id not in p.tables]
-    # a table pair stays "selected" only while some remaining path still uses it
-    used = {frozenset(pair) for p in paths if table_id not in p.tables for pair in zip(p.tables, p.tables[1:])}
-    for u, v, data in out.edges(data=True):
-        data["selected"] = frozenset((u, v)) in used
+    select_paths(out, [p for p in paths if table_id not in p.tables])  # a pair stays selected while a path uses it
     return out, removed

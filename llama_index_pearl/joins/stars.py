@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import Join, joins_between
+from llama_index_pearl.joins.graph import Join, join_edge, joins_between
 
 __all__ = ["MAX_TABLES", "MIN_DIMENSIONS", "JoinStar", "join_stars"]
 
@@ -72,9 +72,9 @@ def join_stars(graph: nx.Graph, min_dimensions: int = MIN_DIMENSIONS, max_tables
 
 def _references(graph: nx.Graph, table: str) -> Iterator[Join]:
     """The strongest explicit join from ``table`` to each table it references, strongest edge first."""
-    neighbours = sorted(graph.neighbors(table), key=lambda n: (-float(graph.edges[table, n].get("score", 0.0)), n))
+    neighbours = sorted(graph.neighbors(table), key=lambda n: (-join_edge(graph, table, n).score, n))
     for other in neighbours:
-        if graph.edges[table, other].get("kind") != "explicit":
+        if not join_edge(graph, table, other).explicit:
             continue
         referencing = [j for j in joins_between(graph, table, other) if j.left_table == table]
         if referencing:

@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 
 from llama_index_pearl.joins import JoinPath
-from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.joins.graph import JoinEdge, join_edges, joins_between
 from llama_index_pearl.tables.table import Table
 
 __all__ = [
@@ -57,19 +57,19 @@ def _node(table: Table, sample_rows: int) -> dict[str, Any]:
     }
 
 
-def _edge(graph: nx.Graph, left: str, right: str, data: dict[str, Any]) -> dict[str, Any]:
-    joins = joins_between(graph, left, right)
-    lt, rt = (joins[0].left_table, joins[0].right_table) if joins else (left, right)
+def _edge(graph: nx.Graph, edge: JoinEdge) -> dict[str, Any]:
+    joins = joins_between(graph, edge.left_table, edge.right_table)
+    lt, rt = (joins[0].left_table, joins[0].right_table) if joins else (edge.left_table, edge.right_table)
     label = " AND ".join(f"{lc} = {rc}" for lc, rc in joins[0].column_pairs) if joins else "?"
     return {
         "source": lt,
         "target": rt,
         "label": label,
         "pairs": [j.condition() for j in joins],
-        "kind": str(data.get("kind", "implicit")),
-        "declared": bool(data.get("declared", False)),
-        "selected": bool(data.get("selected", False)),
-        "score": round(float(data.get("score", 0.0)), 3),
+        "kind": edge.kind,
+        "declared": edge.declared,
+        "selected": edge.selected,
+        "score": round(edge.score, 3),
     }
 
 
@@ -90,7 +90,7 @@ def graph_page_data(
         raise ValueError(f"The join graph names tables that are not given: {', '.join(map(str, missing[:5]))}")
     return {
         "nodes": [_node(by_id[n], sample_rows) for n in sorted(graph.nodes)],
-        "edges": [_edge(graph, u, v, d) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))],
+        "edges": [_edge(graph, e) for e in sorted(join_edges(graph), key=lambda e: (e.left_table, e.right_table))],
         "paths": [{"tables": list(p.tables), "kind": p.kind.value, "score": p.score} for p in paths],
     }
 
@@ -147,7 +147,7 @@ def join_graph_mermaid(graph: nx.Graph) -> str:
     """
     lines = ["graph LR"]
     for edge in sorted(
-        (_edge(u, v, d) for u, v, d in graph.edges(data=True)), key=lambda e: (e["source"], e["target"])
+        (_edge(graph, e) for e in join_edges(graph)), key=lambda e: (e["source"], e["target"])
     ):
         arrow = "==>" if edge["kind"] == "explicit" else "-.->"
         kind = edge["kind"] + (", declared" if edge["declared"] else "") + (" ✓" if edge["selected"] else "")

@@ -392,7 +392,7 @@ def _generate(steps: _InsertSteps, paid: Sequence[JoinPath], beyond: Sequence[Jo
     # table of the mapping that the *new* paths miss, old ones included.
     runs = [({t.id: t for t in steps.corpus}, paid, beyond, dataclasses.replace(config, single_hop=False))]
     if config.single_hop and change.join_graph is not None:
-        covered = {t for p in change.join_graph.graph.get("paths", []) for t in p["tables"]}
+        covered = {t for p in paths_from_graph(change.join_graph) for t in p.tables}
         alone = {t.id: t for t in steps.loaded if t.id not in covered}
         if alone:
             runs.append((alone, [], [], config))

@@ -24,7 +24,7 @@ from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.joins import JoinPath
-from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.joins.graph import join_edge, joins_between, stored_paths
 
 __all__ = [
     "IndexFileError",
@@ -149,20 +149,20 @@ def check_graph(path: Path, graph: nx.Graph, table_ids: set[str]) -> None:
         unknown = [n for n in graph.nodes if n not in table_ids]
         if unknown:
             raise IndexFileError(path, f"node(s) {unknown[:5]} absent from the index's tables")
-        stored_paths = graph.graph.get("paths", [])
-        if not isinstance(stored_paths, list):
+        paths = stored_paths(graph)
+        if not isinstance(paths, list):
             raise IndexFileError(path, "its 'paths' are not a list")
-        for number, stored in enumerate(stored_paths):
+        for number, stored in enumerate(paths):
             tables = stored["tables"]
             if not isinstance(tables, list) or any(t not in table_ids for t in tables):
                 raise IndexFileError(path, f"path {number} names tables absent from the index's tables")
             _parses(path, f"path {number}", lambda stored=stored: JoinPath.from_dict(stored))
-        for a, b, data in graph.edges(data=True):
-            _parses(path, f"the edge of {a!r} and {b!r}", lambda a=a, b=b, data=data: _edge_joins(graph, a, b, data))
+        for a, b in graph.edges:
+            _parses(path, f"the edge of {a!r} and {b!r}", lambda a=a, b=b: _edge_joins(graph, a, b))
 
 
-def _edge_joins(graph: nx.Graph, a: str, b: str, data: Mapping[str, Any]) -> None:
-    float(data.get("score", 0.0))
+def _edge_joins(graph: nx.Graph, a: str, b: str) -> None:
+    join_edge(graph, a, b)
     joins = joins_between(graph, a, b)
     if not joins:
         raise ValueError("it holds no column pair")
