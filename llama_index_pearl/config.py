@@ -52,7 +52,7 @@ class PearlConfig:
     """Build settings of an index.
 
     Args:
-        max_rows_read: Leading rows read per table from its source, ``None``: all
+        max_rows_read: Leading rows read per table from its input, ``None``: all
             (SQL: ``LIMIT``, run by the server; CSV: ``nrows``; Parquet: leading row
             groups; DataFrames: cut). Discovery and units use this sample, and only it
             is persisted; the exact row count is kept in ``Table.total_rows``.
@@ -66,7 +66,7 @@ class PearlConfig:
         budget: Paths kept per pool by lazy greedy (paper's K). Default: every
             candidate path for a free generator (the heuristic), ⌊|C|/2⌋ for an LLM.
         lambda_div: Diversity weight λ_div of path selection (paper: 0.1).
-        use_declared_joins: Use foreign keys declared by SQL sources as edges.
+        use_declared_joins: Use foreign keys declared by SQL databases as edges.
         cross_source_joins: Joins between tables of different sources
             (``Table.source``): ``"evidence"`` keeps only those backed by values
             chance does not explain, ``"never"`` drops them, ``"always"`` ignores
@@ -79,7 +79,7 @@ class PearlConfig:
             generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
         single_hop: Add per-table questions for tables in no selected path
             (paper appendix E; use it for single-table corpora).
-        star_units: Add a unit per fact table (one referencing three or more tables by key joins)
+        star_units: Add a unit per fact table (one referencing four or more tables by key joins)
             naming it and its dimensions (:mod:`~llama_index_pearl.joins.stars`), so a question that
             reads a fact and several dimensions finds them together.
         include_titles: Render table titles and descriptions in units.
@@ -122,9 +122,9 @@ class PearlConfig:
     use_declared_joins: bool = option(
         True,
         "discovery",
-        "use foreign keys declared by SQL sources",
+        "use foreign keys declared by SQL databases",
         flag="--no-declared-joins",
-        off="ignore the foreign keys SQL sources declare: find every join from names and values",
+        off="ignore the foreign keys SQL databases declare: find every join from names and values",
     )
     cross_source_joins: str = option(
         DEFAULT_CROSS_SOURCE,

@@ -153,7 +153,7 @@ class PearlTableIndex:
 
         Raises:
             TypeError: An override that is no build option.
-            ValueError: A bad source, table or setting (the message names it).
+            ValueError: A bad input, table or setting (the message names it).
             GenerationFailed: At least the generator's ``max_failed_share`` of its
                 LLM requests failed (default: all of them); accepted answers are cached.
         """

@@ -114,9 +114,13 @@ def test_every_module_docstring_names_the_step_of_its_folder():
 
 
 # Words the glossary (docs/architecture.md) retired, and the names they had in code: a join links two tables, a path
-# of n tables has n - 1 joins (no "hop"); units, not "entries"; "source" is provenance, an input is an input.
+# of n tables has n - 1 joins (no "hop"); units, not "entries"; "source" is provenance, an input is an input (a SQL
+# database declares foreign keys, a bad input is refused); a star references four tables, not "three or more"; a pool
+# is the explicit or the implicit candidates, never tables indexed together (a corpus) or a thread pool (an executor).
 OLD_WORDS = re.compile(
-    r"\b\d?-?hops?\b|\d+hops?\b|two-hop|three-hop|multi-hop|joined entr|sub-entr|whole-table entr|table source\b",
+    r"\b\d?-?hops?\b|\d+hops?\b|two-hop|three-hop|multi-hop|joined entr|sub-entr|whole-table entr|table source\b"
+    r"|SQL sources?\b|bad source\b|from its source\b|three or more"
+    r"|\ba pool (of|that)\b|\ba pool's|\bone pool, as\b|\bevery pool\b",
     flags=re.IGNORECASE,
 )
 OLD_NAMES = {"TableSource", "generate_now", "QueryPlan", "TableHit", "Pooled", "Hit", "name_tokens"}

@@ -114,7 +114,7 @@ def add_provenance_option(parser: argparse.ArgumentParser) -> None:
         "--no-provenance",
         dest="provenance",
         action="store_false",
-        help="ignore where tables come from (sub-folder, database, benchmark db): one pool, as in the PEARL paper",
+        help="ignore where tables come from (sub-folder, database, benchmark db): one corpus, the paper's unified pool",
     )
 
 

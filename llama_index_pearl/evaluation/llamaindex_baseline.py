@@ -5,7 +5,7 @@ chooses tables with an ``ObjectIndex`` over ``SQLTableSchema`` objects mapped by
 ``SQLTableNodeMapping``: one vector per table, of the schema text LlamaIndex writes
 (``Schema of table x: Table 'x' has columns: a (INTEGER), b (TEXT), ...``), no rows.
 This module builds exactly that, through LlamaIndex's own classes, over one SQLite
-database holding a benchmark's tables (named by their ids, so a pool's repeated names
+database holding a benchmark's tables (named by their ids, so a corpus's repeated names
 stay apart), and ranks questions with ``ObjectIndex.as_retriever``.
 
 Column types are what a database would declare for the values: ``INTEGER`` when every

@@ -214,5 +214,5 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(main())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, main()).result()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as executor:
+        return executor.submit(asyncio.run, main()).result()

@@ -36,7 +36,7 @@ def resolve_budget(budget: int | None, n_tables: int, cost_per_path: float) -> i
     """Paths per pool a build selects: the budget follows what a path costs.
 
     A free generator (the heuristic: no LLM call) indexes every candidate path, which
-    raised R@2 on every pool measured (benchmarks/README.md, "Constants"). A paid
+    raised R@2 on every dev set measured (benchmarks/README.md, "Constants"). A paid
     generator (an LLM) gets the paper's cost cap floor(|C|/2), which
     ``PearlTableIndex.estimate_cost`` shows before anything is spent.
 

@@ -146,9 +146,7 @@ def join_graph_mermaid(graph: nx.Graph) -> str:
         graph: A join graph (``PearlTableIndex.join_graph``).
     """
     lines = ["graph LR"]
-    for edge in sorted(
-        (_edge(graph, e) for e in join_edges(graph)), key=lambda e: (e["source"], e["target"])
-    ):
+    for edge in sorted((_edge(graph, e) for e in join_edges(graph)), key=lambda e: (e["source"], e["target"])):
         arrow = "==>" if edge["kind"] == "explicit" else "-.->"
         kind = edge["kind"] + (", declared" if edge["declared"] else "") + (" ✓" if edge["selected"] else "")
         lines.append(f'    {edge["source"]} {arrow}|"{edge["label"]} ({kind})"| {edge["target"]}')

@@ -53,7 +53,7 @@ class SQLTableNames:
     """The name a LlamaIndex ``SQLDatabase`` gives each table of an index.
 
     A ``SQLDatabase`` describes and runs the tables of one schema (its ``schema=``, else the
-    connection's default) under their bare names. An index built from a SQL source names a
+    connection's default) under their bare names. An index built from a SQL database names a
     table of the default schema by its name and any other one ``schema.table``; an index
     built from files or DataFrames names it by its id, which must then be the database's name.
 

@@ -10,7 +10,7 @@ Rules, each one a way a lock like this hangs otherwise:
 - **No upgrade**: a reader asking to write raises ``RuntimeError`` instead of waiting for itself. The writing
   thread may read and write again.
 - **Coroutines wait on their event loop**: a waiting ``areading()`` is an asyncio future that the releasing
-  thread resolves, never a thread of the loop's default executor (a pool that the encoder's own
+  thread resolves, never a thread of the loop's default executor (the executor that the encoder's own
   ``run_in_executor`` needs while the lock is held).
 - **Every wait is bounded**: past ``timeout`` seconds a :class:`LockTimeout` says what it waited for;
   ``float("inf")`` waits as long as it takes (the rules above keep that from hanging on the lock itself).
