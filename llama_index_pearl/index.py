@@ -342,9 +342,6 @@ class PearlTableIndex:
         """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
         return finite_query_vector(normalise([self._embed_model.get_query_embedding(query)])[0], query)
 
-    async def aembed_query(self, query: str) -> list[float]:
-        return finite_query_vector(normalise([await self._embed_model.aget_query_embedding(query)])[0], query)
-
     def lexical_scorer(self) -> LexicalScorer:
         """BM25 over the units' lexical texts (built on first use, again after each insert/delete)."""
         with self.read_lock():
