@@ -100,6 +100,15 @@ class BuildReport:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BuildReport:
+        """Inverse of :meth:`to_dict` (a persisted index's ``report``).
+
+        Raises:
+            TypeError: A key that is no field.
+        """
+        return cls(**data)
+
     def recount(self, tables: Collection[Table], units: Iterable[TextNode], join_graph: nx.Graph) -> None:
         """Counts of an index after an insert or delete (the build's timings stay)."""
         units = list(units)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,6 +68,16 @@ class GenerationReport:
         data = asdict(self)
         data["skipped"] = [{"request_id": r, "reason": why} for r, why in self.skipped]
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GenerationReport:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            TypeError: A key that is no field.
+        """
+        skipped = [(str(s["request_id"]), str(s["reason"])) for s in data.get("skipped", [])]
+        return cls(**{**data, "skipped": skipped})
 
 
 class GenerationFailed(RuntimeError):

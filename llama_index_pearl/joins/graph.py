@@ -14,7 +14,7 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,12 @@ class Join:
     def condition(self, name: Callable[[str], str] = str) -> str:
         """``a.x = b.y AND a.z = b.w``; ``name`` maps a table id to the name SQL uses.
 
+        >>> join = Join("flights", "weather", (("origin", "origin"), ("hour", "hour")), "explicit", False)
+        >>> join.condition()
+        'flights.origin = weather.origin AND flights.hour = weather.hour'
+        >>> join.reversed().condition(str.upper)
+        'WEATHER.origin = FLIGHTS.origin AND WEATHER.hour = FLIGHTS.hour'
+
         Args:
             name: Table id -> the name to write.
         """
@@ -87,6 +93,12 @@ class Join:
             "kind": self.kind,
             "declared": self.declared,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Join:
+        """Inverse of :meth:`to_dict` (a join hint's joins in a result node's metadata)."""
+        pairs = tuple((str(a), str(b)) for a, b in data["column_pairs"])
+        return cls(str(data["left_table"]), str(data["right_table"]), pairs, str(data["kind"]), bool(data["declared"]))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -111,6 +111,15 @@ class UpdateReport:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UpdateReport:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            TypeError: A key that is no field.
+        """
+        return cls(**data)
 
     def merge(self, other: UpdateReport) -> None:
         """Add another report's changes (a replace is a delete then an insert)."""

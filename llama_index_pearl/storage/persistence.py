@@ -331,7 +331,7 @@ def _load(
         needed.extend([FAISS_FILE, ID_MAP_FILE])
     _hold_files(snapshot, manifest, needed)
     with reading(folder / MANIFEST):
-        report = BuildReport(**manifest["report"])
+        report = BuildReport.from_dict(manifest["report"])
         config = PearlConfig.from_dict(manifest["config"])
         spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):

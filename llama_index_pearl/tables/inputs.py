@@ -67,6 +67,11 @@ class SkippedFile:
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "reason": self.reason}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SkippedFile:
+        """Inverse of :meth:`to_dict`."""
+        return cls(str(data["path"]), str(data["reason"]))
+
 
 @dataclass
 class TablesRead:
@@ -131,6 +136,10 @@ def load_tables(
         max_rows_read: As in :func:`read_tables`.
         csv_options: As in :func:`read_tables`.
         strict: As in :func:`read_tables`.
+
+    >>> frames = {"singer": pd.DataFrame({"singer_id": [1, 2], "name": ["Ann", "Bo"]})}
+    >>> [(t.id, list(t.df.columns), len(t.df)) for t in load_tables(frames)]
+    [('singer', ['singer_id', 'name'], 2)]
     """
     return read_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
 
