@@ -50,6 +50,11 @@ def resolve_budget(budget: int | None, n_tables: int, cost_per_path: float) -> i
 
     Raises:
         ValueError: A negative budget.
+
+    >>> resolve_budget(None, 40, cost_per_path=0.0), resolve_budget(None, 40, cost_per_path=1.0)
+    (None, 20)
+    >>> resolve_budget(5, 40, cost_per_path=1.0)
+    5
     """
     if budget is not None:
         if budget < 0:

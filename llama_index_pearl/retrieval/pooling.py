@@ -91,6 +91,11 @@ def max_pool(hits: Iterable[UnitHit], k: int | None = None) -> list[PooledTable]
         Tables by descending pooled score; among equal scores, by descending
         next-best unit score (a table with no other fetched unit last), then in
         the store's order.
+
+    >>> hits = [UnitHit("u1", ["orders", "customers"], 0.8), UnitHit("u2", ["orders"], 0.6)]
+    >>> hits.append(UnitHit("u3", ["items"], 0.7))
+    >>> [(t.table_id, t.score, t.unit_id, t.runner_up) for t in max_pool(hits)]
+    [('orders', 0.8, 'u1', 0.6), ('customers', 0.8, 'u1', None), ('items', 0.7, 'u3', None)]
     """
     ordered = sorted(hits, key=lambda h: -h.score)  # stable: equal scores keep input order
     best: dict[str, UnitHit] = {}

@@ -30,7 +30,8 @@ _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 def split_identifiers(text: str) -> str:
     """``text`` with the words of each identifier apart, case kept: snake_case, camelCase and acronyms.
 
-    ``"Has_Pet carMakers HTTPServer teamIDwinner"`` -> ``"Has Pet car Makers HTTP Server team ID winner"``.
+    >>> split_identifiers("Has_Pet carMakers HTTPServer teamIDwinner")
+    'Has Pet car Makers HTTP Server team ID winner'
 
     Args:
         text: A name, or any text holding names.
@@ -45,7 +46,10 @@ def identifier_words(name: str) -> tuple[str, ...]:
         name: A raw name such as ``"customerId"`` or ``"Stadium_ID"``.
 
     Returns:
-        The words, e.g. ``("customer", "id")``.
+        The words, lower case.
+
+    >>> identifier_words("customerId"), identifier_words("Stadium_ID")
+    (('customer', 'id'), ('stadium', 'id'))
     """
     return tuple(word.lower() for word in _NON_ALNUM.split(split_identifiers(str(name))) if word)
 
