@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from embeddings import WORDS, DyadicEmbedding
+from indexes import with_units
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.stores import build_vector_index
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
@@ -36,16 +35,7 @@ def _corpus(seed: int, storage_context=None) -> PearlTableIndex:
         question = " ".join(rng.choice(WORDS, 2))
         kind = UnitKind.EXPLICIT if len(views) > 1 else UnitKind.SINGLE_HOP
         units.append(make_unit(kind, views, serializer, question=question, key=str(i)))
-    vector_index = build_vector_index(units, embedding, storage_context)
-    return PearlTableIndex(
-        IndexParts(
-            tables=list(index.tables.values()),
-            embed_model=embedding,
-            config=index.config,
-            vector_index=vector_index,
-            units=units,
-        )
-    )
+    return with_units(index, units, storage_context)
 
 
 def _brute_force(index: PearlTableIndex, question: str, k: int) -> list[tuple[str, float, str]]:
@@ -82,14 +72,7 @@ def test_tables_of_one_explicit_unit_are_ordered_by_their_own_units_without_a_se
         UnitKind.EXPLICIT, [serializer.view(index.tables[t]) for t in "abc"], serializer, question="red dog fish"
     )
     units = [original_unit(t, serializer) for t in index.tables.values()] + [joined]
-    parts = IndexParts(
-        tables=list(index.tables.values()),
-        embed_model=embedding,
-        config=index.config,
-        vector_index=build_vector_index(units, embedding),
-        units=units,
-    )
-    index = PearlTableIndex(parts)
+    index = with_units(index, units)
     store = index.vector_index.vector_store
     searches = []
     search = store.client.search

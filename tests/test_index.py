@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from indexes import with_units
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlRetriever, PearlTableIndex
-from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.stores import build_vector_index
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 
@@ -45,16 +44,7 @@ def test_as_retriever_is_a_pearl_retriever(music_tables, hashing_embedding):
 def _index_with_units(tables, embedding, extra_units):
     index = PearlTableIndex.from_tables(tables, embed_model=embedding, augment=False)
     units = [original_unit(t, index.serializer) for t in index.tables.values()] + extra_units(index)
-    vector_index = build_vector_index(units, embedding)
-    return PearlTableIndex(
-        IndexParts(
-            tables=list(index.tables.values()),
-            embed_model=embedding,
-            config=index.config,
-            vector_index=vector_index,
-            units=units,
-        )
-    )
+    return with_units(index, units)
 
 
 def test_joined_unit_lifts_every_table_it_names(music_tables, hashing_embedding):
