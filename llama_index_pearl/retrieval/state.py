@@ -34,8 +34,9 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.lexical import LexicalScorer, text_tokens
 from llama_index_pearl.retrieval.pooling import (
     Memberships,
     PooledTable,
@@ -45,9 +46,12 @@ from llama_index_pearl.retrieval.pooling import (
 )
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
 from llama_index_pearl.retrieval.result_nodes import ResultNodes, UnitInfo
+from llama_index_pearl.retrieval.table_sets import word_weights
 from llama_index_pearl.storage.state import IndexState
 
 __all__ = ["RetrievableIndex", "RetrievalState"]
+
+_WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
 
 
 class RetrievableIndex(IndexState, Protocol):
@@ -99,6 +103,11 @@ class RetrievalState:
         lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
         self.memberships = Memberships.from_lists(lists, self.table_ids, self.unit_ids)
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
+        # the table whose words a unit holds: a whole table's unit (its name, headers and rows), else none (-1)
+        self._words_of = np.asarray(
+            [ts[0] if len(ts) == 1 and info.kind in _WORD_KINDS else -1 for ts, info in zip(lists, self.units.values())],
+            dtype=np.int64,
+        )
         self.nodes = ResultNodes(index.join_graph, index.table_text)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         # BM25 comes from the folder a loaded index was read from, else from the units' texts, on first use;
@@ -151,6 +160,30 @@ class RetrievalState:
         if top <= 0.0:
             return None
         return (weight * (raw.astype(np.float64) / top)).astype(np.float32)
+
+    def question_words(self, question: str) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+        """The question's words each table holds (in its name, headers or rows), and each word's weight.
+
+        Read off the BM25 index of the tables' ``original`` and ``schema`` units: a word is held by a table
+        when its whole-table unit holds the token (:func:`~llama_index_pearl.retrieval.table_sets.word_weights`).
+
+        Args:
+            question: The question.
+        """
+        index = self.lexical_scorer().index
+        held: dict[int, set[str]] = {}
+        holders: dict[str, int] = {}
+        for word in set(text_tokens(question)):
+            column = index.vocabulary.get(word)
+            if column is None:
+                continue
+            tables = self._words_of[index.indices[index.indptr[column] : index.indptr[column + 1]]]
+            tables = np.unique(tables[tables >= 0])
+            holders[word] = len(tables)
+            for table in tables.tolist():
+                held.setdefault(table, set()).add(word)
+        words = {self.table_ids[t]: frozenset(ws) for t, ws in held.items()}
+        return words, word_weights(holders, len(self.table_ids))
 
     # ---------------------------------------------------------------- search
     def search_many(

@@ -1,0 +1,197 @@
+"""The answer as a set of tables that join: the pooled ranking's best tables that cover the question, connected.
+
+A question that needs several tables needs all of them, joined; a question about one table needs that table
+first and nothing beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.pooling`), the set is
+chosen greedily, as Greedy-JAR chooses by coverage and join compatibility, without a solver:
+
+1. the best table starts the set; the words of the question it holds (its name, headers and values: the
+   tokens BM25 reads of its ``original`` unit) are covered;
+2. walking the ranking down (tables within ``window`` of the best score, at most ``depth`` of them), a table
+   joins the set when it holds question words no member holds (at least ``min_gain`` of the weight of the
+   words some table holds, a word weighted by how few tables hold it) and it joins a member, directly or
+   through one other table of the join graph: that table comes in as a **bridge** (a link table, a fact);
+3. the walk repeats while a table comes in; it stops when the question's words are covered or nothing left
+   joins.
+
+The set comes first in the ranking, its tables in ranking order and each bridge after the tables it connects;
+the other tables follow in their order. Pure functions over the ranking, the words each table holds and a
+networkx join graph: testable without a model. The measurements that chose the defaults are in
+``benchmarks/README.md`` ("Table sets").
+
+Pipeline step: retrieval (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+__all__ = [
+    "BRIDGE",
+    "MATCHED",
+    "QUESTION_WORDS",
+    "SetRule",
+    "TableSet",
+    "choose_table_set",
+    "set_first",
+    "word_weights",
+]
+
+MATCHED = "matched"
+BRIDGE = "bridge"
+
+# Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
+QUESTION_WORDS = frozenset(
+    "how many much what which who whom whose where when why show list give find return tell number count total "
+    "average mean sum maximum minimum max min each every all different distinct name".split()
+)
+
+
+@dataclass(frozen=True)
+class SetRule:
+    """How a set is chosen (the shipped values are the measured defaults).
+
+    Args:
+        window: Tables scoring within this much of the best table are candidates.
+        depth: At most this many tables of the ranking are candidates.
+        min_gain: Share of the question's coverable word weight a table must add to come in.
+        coverage: Score a table gains for holding all of the question's coverable words (its share of them
+            times this): what orders the seed and the tables that come in.
+    """
+
+    window: float = 0.1
+    depth: int = 8
+    min_gain: float = 0.1
+    coverage: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.window < math.inf:
+            raise ValueError(f"SetRule.window must be a finite number >= 0, got {self.window!r}")
+        if self.depth < 1:
+            raise ValueError(f"SetRule.depth must be >= 1, got {self.depth!r}")
+        if not 0.0 <= self.min_gain <= 1.0:
+            raise ValueError(f"SetRule.min_gain must be within [0, 1], got {self.min_gain!r}")
+
+
+@dataclass(frozen=True)
+class TableSet:
+    """The connected set: its tables in answer order and why each is in it.
+
+    Args:
+        tables: The set's tables, in the order they are returned.
+        reasons: Table -> :data:`MATCHED` (the question's words or the ranking chose it) or :data:`BRIDGE`
+            (it joins two matched tables).
+    """
+
+    tables: tuple[str, ...]
+    reasons: Mapping[str, str]
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self.reasons
+
+
+def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:
+    """Each question word's weight: BM25's idf over tables (a word every table holds weighs little).
+
+    Args:
+        holders: Word -> how many tables hold it.
+        n_tables: Tables in the index.
+    """
+    return {
+        word: math.log(1.0 + (n_tables - count + 0.5) / (count + 0.5)) for word, count in holders.items() if count > 0
+    }
+
+
+def choose_table_set(
+    ranked: Sequence[tuple[str, float]],
+    words: Mapping[str, frozenset[str]],
+    weights: Mapping[str, float],
+    graph: nx.Graph,
+    rule: SetRule = SetRule(),
+) -> TableSet:
+    """The connected set of a question (see the module docstring).
+
+    Args:
+        ranked: ``(table, score)`` by descending score (the pooled ranking).
+        words: Table -> the question's words it holds (tables missing hold none).
+        weights: Question word -> weight (:func:`word_weights`).
+        graph: The join graph.
+        rule: Window, depth, minimum gain and the weight of coverage.
+    """
+    if not ranked:
+        return TableSet((), {})
+    top_score = ranked[0][1]
+    window = [(t, s) for t, s in ranked[: rule.depth] if s >= top_score - rule.window]
+    asked = {w: x for w, x in weights.items() if w not in QUESTION_WORDS}
+    total = sum(asked.get(w, 0.0) for w in set().union(*(words.get(t, frozenset()) for t, _ in ranked)))
+
+    def gain(table: str, covered: set[str]) -> float:
+        return sum(asked.get(w, 0.0) for w in words.get(table, frozenset()) - covered) / total if total else 0.0
+
+    seed = max(window, key=lambda ts: ts[1] + rule.coverage * gain(ts[0], set()))[0]
+    matched = [seed]
+    bridges: dict[str, list[str]] = {}  # bridge -> the matched tables it follows
+    covered = set(words.get(seed, frozenset()))
+    while total > 0:
+        best: tuple[float, str, str] | None = None
+        for table, score in window:
+            if table in matched or table in bridges:
+                continue
+            added = gain(table, covered)
+            if added < rule.min_gain:
+                continue
+            link = _link(graph, table, [*matched, *bridges])
+            value = score + rule.coverage * added
+            if link is not None and (best is None or value > best[0]):
+                best = (value, table, link)
+        if best is None:
+            break
+        _, table, link = best
+        matched.append(table)
+        covered |= words.get(table, frozenset())
+        if link:
+            bridges.setdefault(link, []).append(table)
+    order = list(matched)
+    for bridge, follows in bridges.items():
+        if bridge not in order:
+            order.insert(max(order.index(t) for t in follows) + 1, bridge)
+    reasons = {t: (BRIDGE if t in bridges and t not in matched else MATCHED) for t in order}
+    return TableSet(tuple(order), reasons)
+
+
+def _link(graph: nx.Graph, table: str, members: Sequence[str]) -> str | None:
+    """``""`` when ``table`` joins a member, the best bridge table when it joins one through it, else ``None``.
+
+    Of several bridges, the one whose weaker join is strongest (then by name: deterministic).
+    """
+    if table not in graph:
+        return None
+    neighbours = set(graph.neighbors(table))
+    if neighbours.intersection(members):
+        return ""
+    best: tuple[float, str] | None = None
+    for member in members:
+        if member not in graph:
+            continue
+        for middle in sorted(neighbours.intersection(graph.neighbors(member))):
+            strength = min(_strength(graph, table, middle), _strength(graph, middle, member))
+            if best is None or strength > best[0]:
+                best = (strength, middle)
+    return best[1] if best else None
+
+
+def _strength(graph: nx.Graph, a: str, b: str) -> float:
+    return float(graph.edges[a, b].get("score", 0.0))
+
+
+def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
+    """The set's tables in its order, then every other table of ``ranked`` in its order.
+
+    Args:
+        ranked: Table ids by descending score.
+        table_set: From :func:`choose_table_set`.
+    """
+    return [*table_set.tables, *(t for t in ranked if t not in table_set)]
