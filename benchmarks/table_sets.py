@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import BenchQuery, load_benchmark
 from llama_index_pearl.retrieval.table_sets import SetRule, choose_table_set, set_first
@@ -111,8 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.perf_counter()
         rows = question_rankings(index, bench.queries)
         scored = time.perf_counter() - started
-        print(f"# {bench.name}: {len(bench.tables)} tables, {len(bench.queries)} questions, "
-              f"build {built:.1f} s, scoring {scored:.1f} s", flush=True)
+        print(
+            f"# {bench.name}: {len(bench.tables)} tables, {len(bench.queries)} questions, "
+            f"build {built:.1f} s, scoring {scored:.1f} s",
+            flush=True,
+        )
         results[bench.name] = {}
         for text, rule in rules:
             metrics = evaluate(bench.queries, rows, index.join_graph, rule)
@@ -120,9 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             for group in ("all", "1", "2-3", "4+"):
                 if group in metrics:
                     m = metrics[group]
-                    print(f"{bench.name:<16} {text:<32} {group:<4} n={m['n']:<5} R@1 {m['R@1']:6.2f} R@2 {m['R@2']:6.2f} "
-                          f"C@5 {m['C@5']:6.2f} C@10 {m['C@10']:6.2f} C@G+2 {m['C@G+2']:6.2f} "
-                          f"set {m['set_complete']:6.2f} size {m['set_size']:.2f}/{m['gold_size']:.2f}", flush=True)
+                    print(
+                        f"{bench.name:<16} {text:<32} {group:<4} n={m['n']:<5} R@1 {m['R@1']:6.2f} R@2 {m['R@2']:6.2f} "
+                        f"C@5 {m['C@5']:6.2f} C@10 {m['C@10']:6.2f} C@G+2 {m['C@G+2']:6.2f} "
+                        f"set {m['set_complete']:6.2f} size {m['set_size']:.2f}/{m['gold_size']:.2f}",
+                        flush=True,
+                    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

@@ -47,7 +47,7 @@ from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.retrieval.engines import PearlSQLQueryEngine, chat_engine, query_engine, sql_query_engine
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.retriever import PearlRetriever
-from llama_index_pearl.retrieval.sql_tables import sql_table_retriever
+from llama_index_pearl.retrieval.sql_tables import SQL_SET_MARGIN, sql_table_retriever
 from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.storage.locks import ReadWriteLock, holding
@@ -521,6 +521,7 @@ class PearlTableIndex:
         similarity_top_k: int = 5,
         join_keys: bool = True,
         context_strs: Mapping[str, str] | None = None,
+        set_margin: int | None = SQL_SET_MARGIN,
         **kwargs: Any,
     ) -> ObjectRetriever[SQLTableSchema]:
         """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
@@ -533,16 +534,18 @@ class PearlTableIndex:
         Args:
             sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
                 table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
-            similarity_top_k: Tables retrieved per question.
+            similarity_top_k: At most this many tables per question, unless the connected set is larger.
             join_keys: Put the joins in ``context_str`` (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``).
             context_strs: Table descriptions by database table name, shown before the join keys.
-            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``).
+            set_margin: The connected set of tables and this many other candidates (``None``:
+                ``similarity_top_k`` tables, the set first); see ``PearlRetriever``.
+            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``, ``set_rule``).
 
         Raises:
             ValueError: A table of the index (or a key of ``context_strs``) the database does not hold;
                 the message names it.
         """
-        retriever = self.as_retriever(similarity_top_k, **kwargs)
+        retriever = self.as_retriever(similarity_top_k, set_margin=set_margin, **kwargs)
         return sql_table_retriever(self, sql_database, retriever, join_keys=join_keys, context_strs=context_strs)
 
     def as_sql_query_engine(

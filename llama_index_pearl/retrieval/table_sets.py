@@ -31,6 +31,7 @@ import networkx as nx
 
 __all__ = [
     "BRIDGE",
+    "DEFAULT_SET_RULE",
     "MATCHED",
     "QUESTION_WORDS",
     "SetRule",
@@ -45,8 +46,41 @@ BRIDGE = "bridge"
 
 # Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
 QUESTION_WORDS = frozenset(
-    "how many much what which who whom whose where when why show list give find return tell number count total "
-    "average mean sum maximum minimum max min each every all different distinct name".split()
+    [
+        "how",
+        "many",
+        "much",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "show",
+        "list",
+        "give",
+        "find",
+        "return",
+        "tell",
+        "number",
+        "count",
+        "total",
+        "average",
+        "mean",
+        "sum",
+        "maximum",
+        "minimum",
+        "max",
+        "min",
+        "each",
+        "every",
+        "all",
+        "different",
+        "distinct",
+        "name",
+    ]
 )
 
 
@@ -63,9 +97,9 @@ class SetRule:
     """
 
     window: float = 0.1
-    depth: int = 8
+    depth: int = 12
     min_gain: float = 0.1
-    coverage: float = 0.05
+    coverage: float = 0.1
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.window < math.inf:
@@ -74,6 +108,9 @@ class SetRule:
             raise ValueError(f"SetRule.depth must be >= 1, got {self.depth!r}")
         if not 0.0 <= self.min_gain <= 1.0:
             raise ValueError(f"SetRule.min_gain must be within [0, 1], got {self.min_gain!r}")
+
+
+DEFAULT_SET_RULE = SetRule()
 
 
 @dataclass(frozen=True)
@@ -110,7 +147,7 @@ def choose_table_set(
     words: Mapping[str, frozenset[str]],
     weights: Mapping[str, float],
     graph: nx.Graph,
-    rule: SetRule = SetRule(),
+    rule: SetRule | None = None,
 ) -> TableSet:
     """The connected set of a question (see the module docstring).
 
@@ -119,8 +156,9 @@ def choose_table_set(
         words: Table -> the question's words it holds (tables missing hold none).
         weights: Question word -> weight (:func:`word_weights`).
         graph: The join graph.
-        rule: Window, depth, minimum gain and the weight of coverage.
+        rule: Window, depth, minimum gain and the weight of coverage (default: :data:`DEFAULT_SET_RULE`).
     """
+    rule = rule or DEFAULT_SET_RULE
     if not ranked:
         return TableSet((), {})
     top_score = ranked[0][1]
