@@ -142,3 +142,10 @@ def test_set_margin_returns_the_set_and_that_many_other_tables(gig_index):
     assert len(retriever.retrieve("Did Joe Sharp ever play at Wembley?")) == 3
     with pytest.raises(ValueError, match="set_margin"):
         gig_index.as_retriever(set_margin=-1)
+
+
+def test_a_tables_name_is_read_back_from_its_text():
+    from llama_index_pearl.text.serialization import table_name_in_text
+
+    assert table_name_in_text("Title: Gigs\nTable: gig (database music)\nColumns: gig_id") == "gig"
+    assert table_name_in_text("Columns: a\nTable: not a header") is None

@@ -153,7 +153,7 @@ def choose_table_set(
 
     Args:
         ranked: ``(table, score)`` by descending score (the pooled ranking).
-        words: Table -> the question's words it holds (tables missing hold none).
+        words: Table -> the question's words it holds, for every table of the index that holds one.
         weights: Question word -> weight (:func:`word_weights`).
         graph: The join graph.
         rule: Window, depth, minimum gain and the weight of coverage (default: :data:`DEFAULT_SET_RULE`).
@@ -164,7 +164,7 @@ def choose_table_set(
     top_score = ranked[0][1]
     window = [(t, s) for t, s in ranked[: rule.depth] if s >= top_score - rule.window]
     asked = {w: x for w, x in weights.items() if w not in QUESTION_WORDS}
-    total = sum(asked.get(w, 0.0) for w in set().union(*(words.get(t, frozenset()) for t, _ in ranked)))
+    total = sum(asked.get(w, 0.0) for w in set().union(*words.values()))  # what some table of the index holds
 
     def gain(table: str, covered: set[str]) -> float:
         return sum(asked.get(w, 0.0) for w in words.get(table, frozenset()) - covered) / total if total else 0.0
