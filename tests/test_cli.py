@@ -439,3 +439,29 @@ def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_
         "  flights.origin = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
         "    or flights.dest = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
     ]
+
+
+def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it():
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from llama_index_pearl.cli.output import format_ranked
+    from llama_index_pearl.joins.graph import Join
+    from llama_index_pearl.retrieval.join_hints import JoinHint
+
+    def node(table_id, reason):
+        meta = {"table_id": table_id, "in_set": reason is not None, "set_reason": reason, "cosine": 0.5}
+        return NodeWithScore(node=TextNode(text=table_id, metadata=meta), score=0.5)
+
+    nodes = [node("gig", "matched"), node("venue", "matched"), node("artist", None)]
+    hints = [
+        JoinHint(("gig", "venue"), (Join("gig", "venue", (("venue_id", "venue_id"),), "explicit", False),)),
+        JoinHint(("gig", "artist"), (Join("gig", "artist", (("artist_id", "artist_id"),), "explicit", False),)),
+    ]
+    text = format_ranked("q", nodes, hints)
+    set_part, others = text.split("Other candidates:")
+    assert "How they join (" in set_part and "gig.venue_id = venue.venue_id" in set_part
+    assert "gig.artist_id" not in set_part
+    assert others.splitlines()[-2:] == [
+        "How they join the set and each other:",
+        "  gig.artist_id = artist.artist_id  [explicit]",
+    ]

@@ -39,6 +39,26 @@ def test_a_link_table_the_question_never_names_comes_in_as_a_bridge():
     assert dict(chosen.reasons) == {"artist": MATCHED, "venue": MATCHED, "gig": BRIDGE}
 
 
+def _chain_of_four_joins() -> nx.Graph:
+    """venue - concert - artist - album - label, and a second way venue - city - artist."""
+    graph = nx.Graph()
+    for left, right in [("concert", "venue"), ("concert", "artist"), ("album", "artist"), ("album", "label")]:
+        add_join(graph, left, f"{right}_id", right, f"{right}_id")
+    add_join(graph, "venue", "city_id", "city", "city_id")
+    add_join(graph, "artist", "city_id", "city", "city_id")
+    return graph
+
+
+def test_a_table_far_in_the_join_graph_comes_in_with_every_bridge_of_the_shortest_path():
+    ranked = [("label", 0.47), ("concert", 0.45), ("venue", 0.40), ("city", 0.10)]
+    words = {"label": frozenset({"northwind"}), "venue": frozenset({"venue"})}
+    weights = {"northwind": 3.0, "venue": 2.0}
+    chosen = choose_table_set(ranked, words, weights, _chain_of_four_joins(), SetRule(bridges=3))
+    assert set(chosen.tables) == {"label", "venue", "album", "artist", "concert"}  # concert, the ranked bridge
+    assert [t for t in chosen.tables if chosen.reasons[t] == MATCHED] == ["label", "venue"]
+    assert choose_table_set(ranked, words, weights, _chain_of_four_joins(), SetRule(bridges=2)).tables == ("label",)
+
+
 def test_a_table_that_adds_none_of_the_question_words_stays_out():
     ranked = [("artist", 0.60), ("gig", 0.59), ("venue", 0.58)]
     words = {"artist": frozenset({"joe", "sharp"}), "gig": frozenset({"joe"})}

@@ -208,6 +208,10 @@ def format_ranked(
     if others:
         lines.append("Other candidates:")
         _table_lines(lines, others, len(chosen) + 1, width, first_seen)
+        more = [h for h in connecting_hints([*kept, *hints]) if h not in kept]
+        if more:
+            lines.append("How they join the set and each other:")
+            lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 MATCHED = "matched"
+MAX_PATHS = 64  # shortest paths compared per link: a bound on the query's work in a dense join graph
 BRIDGE = "bridge"
 
 # Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
@@ -94,18 +96,22 @@ class SetRule:
         min_gain: Share of the question's coverable word weight a table must add to come in.
         coverage: Score a table gains for holding all of the question's coverable words (its share of them
             times this): what orders the seed and the tables that come in.
+        bridges: At most this many tables between a table that comes in and the set (0: it must join a member).
     """
 
     window: float = 0.1
     depth: int = 12
     min_gain: float = 0.1
     coverage: float = 0.1
+    bridges: int = 1
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.window < math.inf:
             raise ValueError(f"SetRule.window must be a finite number >= 0, got {self.window!r}")
         if self.depth < 1:
             raise ValueError(f"SetRule.depth must be >= 1, got {self.depth!r}")
+        if self.bridges < 0:
+            raise ValueError(f"SetRule.bridges must be >= 0, got {self.bridges!r}")
         if not 0.0 <= self.min_gain <= 1.0:
             raise ValueError(f"SetRule.min_gain must be within [0, 1], got {self.min_gain!r}")
 
@@ -162,6 +168,7 @@ def choose_table_set(
     if not ranked:
         return TableSet((), {})
     top_score = ranked[0][1]
+    scores = dict(ranked)
     window = [(t, s) for t, s in ranked[: rule.depth] if s >= top_score - rule.window]
     asked = {w: x for w, x in weights.items() if w not in QUESTION_WORDS}
     total = sum(asked.get(w, 0.0) for w in set().union(*words.values()))  # what some table of the index holds
@@ -174,14 +181,14 @@ def choose_table_set(
     bridges: dict[str, list[str]] = {}  # bridge -> the matched tables it follows
     covered = set(words.get(seed, frozenset()))
     while total > 0:
-        best: tuple[float, str, str] | None = None
+        best: tuple[float, str, tuple[str, ...]] | None = None
         for table, score in window:
             if table in matched or table in bridges:
                 continue
             added = gain(table, covered)
             if added < rule.min_gain:
                 continue
-            link = _link(graph, table, [*matched, *bridges])
+            link = _link(graph, table, [*matched, *bridges], rule.bridges, scores)
             value = score + rule.coverage * added
             if link is not None and (best is None or value > best[0]):
                 best = (value, table, link)
@@ -190,26 +197,33 @@ def choose_table_set(
         _, table, link = best
         matched.append(table)
         covered |= words.get(table, frozenset())
-        if link:
-            bridges.setdefault(link, []).append(table)
+        for bridge in link:
+            bridges.setdefault(bridge, []).append(table)
     order = list(matched)
     for bridge, follows in bridges.items():
         if bridge not in order:
-            order.insert(max(order.index(t) for t in follows) + 1, bridge)
+            order.insert(max(order.index(t) for t in follows if t in order) + 1, bridge)
     reasons = {t: (BRIDGE if t in bridges and t not in matched else MATCHED) for t in order}
     return TableSet(tuple(order), reasons)
 
 
-def _link(graph: nx.Graph, table: str, members: Sequence[str]) -> str | None:
-    """``""`` when ``table`` joins a member, the best bridge table when it joins one through it, else ``None``.
+def _link(
+    graph: nx.Graph, table: str, members: Sequence[str], most: int, scores: Mapping[str, float]
+) -> tuple[str, ...] | None:
+    """The bridges that join ``table`` to a member: ``()`` when it joins one directly, ``None`` when no path of at
+    most ``most`` bridges does.
 
-    Of several bridges, the one whose weaker join is strongest (then by name: deterministic).
+    Through one table, the one whose weaker join is strongest (then by name: deterministic); through more, a
+    shortest path of the join graph (the fewest joins a SQL writer must write), of those the one whose bridges
+    the ranking scores highest (the question's own evidence for them; at most ``MAX_PATHS`` compared).
     """
     if table not in graph:
         return None
     neighbours = set(graph.neighbors(table))
     if neighbours.intersection(members):
-        return ""
+        return ()
+    if most < 1:
+        return None
     best: tuple[float, str] | None = None
     for member in members:
         if member not in graph:
@@ -218,7 +232,20 @@ def _link(graph: nx.Graph, table: str, members: Sequence[str]) -> str | None:
             strength = min(_strength(graph, table, middle), _strength(graph, middle, member))
             if best is None or strength > best[0]:
                 best = (strength, middle)
-    return best[1] if best else None
+    if best is not None:
+        return (best[1],)
+    if most < 2:
+        return None
+    lengths = nx.single_source_shortest_path_length(graph, table, cutoff=most + 1)
+    reached = [m for m in members if m in lengths]
+    if not reached:
+        return None
+    nearest = min(lengths[m] for m in reached)
+    paths = (p for m in sorted(reached) if lengths[m] == nearest for p in nx.all_shortest_paths(graph, table, m))
+    best_path = max(
+        itertools.islice(paths, MAX_PATHS), key=lambda p: (sum(scores.get(t, 0.0) for t in p[1:-1]), tuple(p))
+    )
+    return tuple(best_path[1:-1])
 
 
 def _strength(graph: nx.Graph, a: str, b: str) -> float:
