@@ -127,10 +127,12 @@ class PearlRetriever(BaseRetriever):
     score, cosine plus lexical evidence, over the units that contain the table), and the
     metadata names the table (``table_id``), the unit that matched (``matched_unit_id``,
     ``matched_kind``, ``matched_table_ids``, ``matched_question``), that unit's raw
-    ``cosine`` with the question, and ``join_hints``: for each other returned table it joins
-    (directly, or through one named intermediate table), the column pairs and whether each
-    join is declared, explicit or implicit (see
-    :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`).
+    ``cosine`` with the question, ``in_set`` and ``set_reason`` (``matched`` / ``bridge``), and
+    ``join_hints``: for each other returned table it joins (directly, or through one named
+    intermediate table), the column pairs and whether each join is declared, explicit or
+    implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`). The connected set
+    of tables (:mod:`~llama_index_pearl.retrieval.table_sets`) comes first, so its scores need
+    not descend; then the other tables by score.
 
     A ``QueryBundle``'s ``embedding`` is used as given; else its ``custom_embedding_strs`` are
     embedded (their mean, like LlamaIndex's retrievers), else its ``query_str``. Lexical

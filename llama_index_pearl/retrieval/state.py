@@ -215,8 +215,8 @@ class RetrievalState:
             k: Tables returned (the set first; ``margin`` given: at most this many unless the set is larger).
             rule: How the set is chosen; ``None``: the ranking as pooled, no set.
             margin: Return the set and this many other tables (at most ``k`` in all, unless the set is larger).
-            bridge_scores: The pooled records of bridges outside ``ranked`` (from their own units); ``None``: a
-                bridge outside the ranking scores as the ranking's last table.
+            bridge_scores: The pooled records of bridges outside ``ranked`` (from their own units); ``None`` (a
+                store that cannot score given units): such a bridge scores as the ranking's last table, no unit named.
         """
         if rule is None or not ranked:
             return list(ranked[:k]), TableSet((), {})
@@ -228,7 +228,7 @@ class RetrievalState:
             extra = bridge_scores(missing) if bridge_scores is not None else None
             if extra is None:
                 last = ranked[-1]
-                extra = [PooledTable(t, last.score, last.unit_id, last.cosine) for t in missing]
+                extra = [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
             known.update((t.table_id, t) for t in extra)
         order = set_first((t.table_id for t in ranked), table_set)
         size = len(table_set.tables)

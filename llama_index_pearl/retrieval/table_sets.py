@@ -4,16 +4,18 @@ A question that needs several tables needs all of them, joined; a question about
 first and nothing beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.pooling`), the set is
 chosen greedily, as Greedy-JAR chooses by coverage and join compatibility, without a solver:
 
-1. the best table starts the set; the words of the question it holds (its name, headers and values: the
-   tokens BM25 reads of its ``original`` unit) are covered;
-2. walking the ranking down (tables within ``window`` of the best score, at most ``depth`` of them), a table
-   joins the set when it holds question words no member holds (at least ``min_gain`` of the weight of the
-   words some table holds, a word weighted by how few tables hold it) and it joins a member, directly or
-   through one other table of the join graph: that table comes in as a **bridge** (a link table, a fact);
-3. the walk repeats while a table comes in; it stops when the question's words are covered or nothing left
-   joins.
+1. candidates: the ranking's best tables (within ``window`` of the best score, at most ``depth`` of them); each
+   holds some of the question's words (its name, headers and values, as BM25 reads its ``original`` unit; a word
+   naming a table is that table's), a word weighted by how few tables hold it;
+2. the candidate with the best score plus ``coverage`` times the share of the question's words it holds starts
+   the set;
+3. while a candidate holds words no member holds (at least ``min_gain`` of the weight of the words some table
+   holds) and joins a member, directly or through at most ``bridges`` other tables of the join graph, the best
+   of them by the same value comes in, and the tables it joins through come in as **bridges** (a link table, a
+   fact);
+4. it stops when no candidate adds a word and joins: the question says how many tables it needs.
 
-The set comes first in the ranking, its tables in ranking order and each bridge after the tables it connects;
+The set comes first, its matched tables in the order they came in and each bridge after the tables it connects;
 the other tables follow in their order. Pure functions over the ranking, the words each table holds and a
 networkx join graph: testable without a model. The measurements that chose the defaults are in
 ``benchmarks/README.md`` ("Table sets").
