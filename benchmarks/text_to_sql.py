@@ -7,7 +7,9 @@ given the tables of one of these conditions:
 
 - ``objectindex``: LlamaIndex's ``ObjectIndex`` + ``SQLTableNodeMapping`` (one vector per table);
 - ``pearl``: ``index.as_sql_table_retriever(..., join_keys=False)``, PEARL's tables only;
-- ``pearl-joins``: the same with the join keys in each schema's ``context_str`` (the shipped default);
+- ``pearl-joins``: the same with the join keys in each schema's ``context_str`` (the shipped default: the
+  connected set of tables and two more candidates, at most k unless the set is larger);
+- ``pearl-five`` (optional): k tables by pooled score alone, with join keys (``set_rule=None``: before the set);
 - ``gold``: exactly the gold tables, no join keys (k = the number of gold tables: padding with other
   tables would mix retrieval into the ceiling of "the right tables");
 - ``gold-joins`` (optional): the gold tables with PEARL's join keys between them.
@@ -61,7 +63,7 @@ from llama_index_pearl.retrieval.sql_tables import join_keys_text
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import default_embed_model, openai_compatible_llm
 
-CONDITIONS = ("objectindex", "pearl", "pearl-joins", "gold", "gold-joins")
+CONDITIONS = ("objectindex", "pearl", "pearl-joins", "pearl-five", "gold", "gold-joins")
 DEFAULT_CONDITIONS = "objectindex,pearl,pearl-joins,gold"
 FAILURES = ("llm error", "gold missing", "wrong tables", "join wrong", "sql error", "wrong result")
 MAX_ROWS = 100_000  # a result beyond this is not compared (a runaway cross join)
@@ -195,12 +197,13 @@ def table_retrievers(
         mapping = SQLTableNodeMapping(database)
         objects = ObjectIndex.from_objects(schemas, mapping, index_cls=VectorStoreIndex, embed_model=embed_model)
         retrievers["objectindex"] = objects.as_retriever(similarity_top_k=k)
-    if {"pearl", "pearl-joins", "gold-joins"} & set(conditions):
+    if {"pearl", "pearl-joins", "pearl-five", "gold-joins"} & set(conditions):
         started = time.perf_counter()
         index = PearlTableIndex.from_tables(bench.tables, embed_model=embed_model)
         print(f"PEARL index: {len(index.units)} units in {time.perf_counter() - started:.0f} s", flush=True)
         retrievers["pearl"] = index.as_sql_table_retriever(database, k, join_keys=False)
         retrievers["pearl-joins"] = index.as_sql_table_retriever(database, k, join_keys=True)
+        retrievers["pearl-five"] = index.as_sql_table_retriever(database, k, set_margin=None, set_rule=None)
         retrievers["gold-joins"] = GoldTables(index.join_graph)
     return retrievers
 

@@ -137,7 +137,7 @@ def test_over_fetch_on_a_top_n_store_equals_exact_pooling(music_tables, k):
             k,
         )
         REQUESTED.clear()
-        got = _ranked(index, question, k=k, fetch_k=1)
+        got = _ranked(index, question, k=k, fetch_k=1, set_rule=None)
         _same(got, [(h.table_id, h.score) for h in exact])
         assert REQUESTED[0] == 1  # it started from the top-1 unit and over-fetched from there
 

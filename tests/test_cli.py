@@ -61,6 +61,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
+    slot |= {"Set", "SetSize", "GoldSize"} if method == "pearl" else set()  # the connected set is PEARL's
     assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0
@@ -135,10 +136,11 @@ def test_query_says_what_the_score_is_and_that_the_matched_question_was_generate
     assert "= similarity " in out and " + shared words " in out  # the score's parts, when words added to it
 
 
-def test_query_lists_only_the_joins_that_connect_the_tables_shown(built, capsys):
+def test_query_shows_the_set_first_and_only_the_joins_that_connect_it(built, capsys):
     assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    joins = out.split("How these tables join (the fewest joins that connect them;")[1].splitlines()[1:]
+    assert "The answer, 3 tables that join and hold the question's words:" in out
+    joins = out.split("How they join (the fewest joins that connect them;")[1].splitlines()[1:]
     assert sorted(joins) == [
         "  music__concert.singer_id = music__singer.singer_id  [explicit]",
         "  music__concert.stadium_id = music__stadium.stadium_id  [explicit]",
@@ -149,6 +151,19 @@ def test_query_of_one_table_among_unjoined_ones_says_no_join_connects_them(built
     assert main(["query", str(built), "Who keeps the zebra?", "-k", "1"]) == 0
     out = capsys.readouterr().out
     assert "How these tables join" not in out and "No known join" not in out
+
+
+def test_query_shows_the_other_candidates_after_the_set(built, capsys):
+    assert main(["query", str(built), "Who keeps the zebra?", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("The answer, the table that holds the question's words:") < out.index("Other candidates:")
+    assert "1. zoo__animal" in out.split("Other candidates:")[0]
+
+
+def test_query_without_the_set_ranks_by_score_alone(built, capsys):
+    assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3", "--no-table-set"]) == 0
+    out = capsys.readouterr().out
+    assert "The answer" not in out and "How these tables join" in out
 
 
 def test_every_argument_of_every_command_has_help():
@@ -423,4 +438,30 @@ def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_
     assert text.splitlines()[-2:] == [
         "  flights.origin = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
         "    or flights.dest = weather.origin AND flights.time_hour = weather.time_hour  [explicit]",
+    ]
+
+
+def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it():
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from llama_index_pearl.cli.output import format_ranked
+    from llama_index_pearl.joins.graph import Join
+    from llama_index_pearl.retrieval.join_hints import JoinHint
+
+    def node(table_id, reason):
+        meta = {"table_id": table_id, "in_set": reason is not None, "set_reason": reason, "cosine": 0.5}
+        return NodeWithScore(node=TextNode(text=table_id, metadata=meta), score=0.5)
+
+    nodes = [node("gig", "matched"), node("venue", "matched"), node("artist", None)]
+    hints = [
+        JoinHint(("gig", "venue"), (Join("gig", "venue", (("venue_id", "venue_id"),), "explicit", False),)),
+        JoinHint(("gig", "artist"), (Join("gig", "artist", (("artist_id", "artist_id"),), "explicit", False),)),
+    ]
+    text = format_ranked("q", nodes, hints)
+    set_part, others = text.split("Other candidates:")
+    assert "How they join (" in set_part and "gig.venue_id = venue.venue_id" in set_part
+    assert "gig.artist_id" not in set_part
+    assert others.splitlines()[-2:] == [
+        "How they join the set and each other:",
+        "  gig.artist_id = artist.artist_id  [explicit]",
     ]

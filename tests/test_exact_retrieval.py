@@ -49,7 +49,7 @@ def _brute_force(index: PearlTableIndex, question: str, k: int) -> list[tuple[st
 
 
 def _retrieved(index: PearlTableIndex, question: str, k: int, **kwargs) -> list[tuple[str, float, str]]:
-    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=0, **kwargs).retrieve(question)
+    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=0, set_rule=None, **kwargs).retrieve(question)
     return [(n.node.metadata["table_id"], n.score, n.node.metadata["matched_unit_id"]) for n in nodes]
 
 

@@ -92,7 +92,7 @@ def many_tables_index() -> PearlTableIndex:
 @pytest.mark.parametrize("question", ["which award did the band get", "ticket prices per city", "chart songs"])
 def test_fused_retrieval_equals_brute_force_fusion_over_all_units(many_tables_index, question):
     # fetch_k=2 forces the retriever to look up units the store did not return
-    retriever = many_tables_index.as_retriever(similarity_top_k=3, fetch_k=2, lexical_weight=0.3)
+    retriever = many_tables_index.as_retriever(similarity_top_k=3, fetch_k=2, lexical_weight=0.3, set_rule=None)
     got = [(n.node.metadata["table_id"], round(n.score, 5)) for n in retriever.retrieve(question)]
     expected = _brute_force_ranking(many_tables_index, question, 0.3)[:3]
     assert [s for _, s in got] == [s for _, s in expected]
@@ -101,7 +101,7 @@ def test_fused_retrieval_equals_brute_force_fusion_over_all_units(many_tables_in
 
 def test_lexical_weight_zero_ranks_by_the_encoder_alone(many_tables_index):
     question = "which award did the band get"
-    retriever = many_tables_index.as_retriever(similarity_top_k=3, lexical_weight=0.0)
+    retriever = many_tables_index.as_retriever(similarity_top_k=3, lexical_weight=0.0, set_rule=None)
     got = [round(n.score, 5) for n in retriever.retrieve(question)]
     assert got == [s for _, s in _brute_force_ranking(many_tables_index, question, 0.0)[:3]]
 

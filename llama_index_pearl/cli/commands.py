@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from llama_index_pearl.cli.options import build_arguments, config_from_args, embed_model_from_args
+from llama_index_pearl.cli.options import build_arguments, config_from_args, embed_model_from_args, set_rule_of
 from llama_index_pearl.cli.output import (
     format_build_summary,
     format_estimate,
@@ -27,6 +27,7 @@ from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
@@ -59,8 +60,14 @@ def _summary(index: PearlTableIndex, persist_seconds: float | None = None) -> st
     return format_build_summary(report, index.join_graph, index.generator_name, sizes)
 
 
-def _ranked(index: PearlTableIndex, question: str, k: int, lexical_weight: float = DEFAULT_LEXICAL_WEIGHT) -> str:
-    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=lexical_weight).retrieve(question)
+def _ranked(
+    index: PearlTableIndex,
+    question: str,
+    k: int,
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+    set_rule: SetRule | None = DEFAULT_SET_RULE,
+) -> str:
+    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule).retrieve(question)
     hints = compute_join_hints(index.join_graph, [n.node.metadata["table_id"] for n in nodes])
     return format_ranked(question, nodes, hints, lexical_weight)
 
@@ -118,11 +125,14 @@ def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
 def cmd_query(args: argparse.Namespace) -> int:
     index = load_index(args.index_dir, args)
     if args.json:
-        nodes = index.as_retriever(similarity_top_k=args.k, lexical_weight=args.lexical_weight).retrieve(args.question)
+        retriever = index.as_retriever(
+            similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args)
+        )
+        nodes = retriever.retrieve(args.question)
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
-        show(_ranked(index, args.question, args.k, args.lexical_weight))
+        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args)))
     return 0
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl.cli.commands import write_json
-from llama_index_pearl.cli.options import BuildArguments, build_arguments
+from llama_index_pearl.cli.options import BuildArguments, build_arguments, set_rule_of
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
@@ -24,6 +24,7 @@ from llama_index_pearl.evaluation.ablations import Ablation, ablation_fields, bu
 from llama_index_pearl.evaluation.benchmark import (
     Benchmark,
     evaluate_rankings,
+    evaluate_sets,
     evaluate_slot_rankings,
     format_metrics,
     load_benchmark,
@@ -67,6 +68,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         result, index = _rank_with_index(bench, built, args, ks, depth)
     rankings = result.pop("rankings")
     slot_metrics = result.pop("slot_metrics", {})
+    sets = result.pop("sets", None)
+    if sets is not None:
+        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, sets), slot_metrics)
     ablation = result.pop("ablation", Ablation())
     result = {
         "bench": bench.name,
@@ -74,6 +78,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "titles": built.config.include_titles,
         "provenance": args.provenance,
         "lexical_weight": args.lexical_weight if args.method in ("pearl", "whole-table") else None,
+        "table_set": args.method == "pearl" and args.table_set,
         "n_tables": len(bench.tables),
         **result,
         "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
@@ -145,16 +150,21 @@ def _rank_with_index(
         ablation = Ablation()
     index = build_ablated(bench.tables, ablation, show_progress=args.verbose, **vars(built))
     index_seconds = time.perf_counter() - started
-    retriever = index.as_retriever(similarity_top_k=depth, lexical_weight=args.lexical_weight)
+    # the baselines rank whole tables by score alone: the set is PEARL's
+    set_rule = set_rule_of(args) if args.method == "pearl" else None
+    retriever = index.as_retriever(similarity_top_k=depth, lexical_weight=args.lexical_weight, set_rule=set_rule)
     questions = [q.question for q in bench.queries]
     started = time.perf_counter()
-    rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in retriever.retrieve_many(questions)]
+    results = retriever.retrieve_many(questions)
+    rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in results]
+    sets = [[n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("in_set")] for nodes in results]
     batch_ms = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
     _, latency = time_queries(
         lambda q: [n.node.metadata["table_id"] for n in retriever.retrieve(q)], questions[:LATENCY_SAMPLE]
     )
     result = {
         "rankings": rankings,
+        "sets": sets if set_rule is not None else None,
         "ablation": ablation,
         "slot_metrics": _slot_metrics(index, bench.queries, ks, args.lexical_weight),
         "n_units": len(index.units),

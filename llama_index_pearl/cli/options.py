@@ -18,6 +18,7 @@ from typing import Any
 
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 
 # how `pearl index`/`pearl eval` sample an LLM's questions (benchmarks/unit_texts.py samples the same way)
 GENERATION_SAMPLING: dict[str, Any] = {"temperature": 0.2, "max_tokens": 400}
@@ -34,6 +35,7 @@ __all__ = [
     "embed_model_from_args",
     "int_at_least",
     "positive_int",
+    "set_rule_of",
 ]
 
 # a mapping of CSV reading options: set in Python (PearlConfig(csv_options=...)), not on the command line
@@ -70,6 +72,17 @@ def add_retrieval_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LEXICAL_WEIGHT,
         help=f"cosine added for BM25 evidence (default {DEFAULT_LEXICAL_WEIGHT}; 0 = encoder only, as in the paper)",
     )
+    parser.add_argument(
+        "--no-table-set",
+        dest="table_set",
+        action="store_false",
+        help="rank tables by their pooled score alone, without the connected set of tables first",
+    )
+
+
+def set_rule_of(args: argparse.Namespace) -> SetRule | None:
+    """The retriever's ``set_rule`` of the parsed retrieval options."""
+    return DEFAULT_SET_RULE if getattr(args, "table_set", True) else None
 
 
 def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] = GROUPS) -> None:

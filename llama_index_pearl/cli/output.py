@@ -21,6 +21,7 @@ from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.joins.graph import Join, joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.table_sets import BRIDGE
 
 __all__ = [
     "connecting_hints",
@@ -183,18 +184,48 @@ def format_ranked(
     ]
     first_seen: dict[str, str] = {}
     width = max((len(hit.node.metadata["table_id"]) for hit in nodes), default=0)
-    for rank, hit in enumerate(nodes, start=1):
+    chosen = [hit for hit in nodes if hit.node.metadata.get("in_set")]
+    if not chosen:
+        _table_lines(lines, nodes, 1, width, first_seen)
+        kept = connecting_hints(hints)
+        if kept:
+            lines.append(f"How these tables join ({JOINS_LEGEND}):")
+            lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
+        elif len(nodes) > 1:
+            lines.append("No known join connects these tables.")
+        return "\n".join(lines)
+    members = {hit.node.metadata["table_id"] for hit in chosen}
+    if len(chosen) == 1:
+        lines.append("The answer, the table that holds the question's words:")
+    else:
+        lines.append(f"The answer, {len(chosen)} tables that join and hold the question's words:")
+    _table_lines(lines, chosen, 1, width, first_seen)
+    kept = connecting_hints([h for h in hints if set(h.tables) <= members])
+    if kept:
+        lines.append(f"How they join ({JOINS_LEGEND}):")
+        lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
+    others = [hit for hit in nodes if not hit.node.metadata.get("in_set")]
+    if others:
+        lines.append("Other candidates:")
+        _table_lines(lines, others, len(chosen) + 1, width, first_seen)
+        more = [h for h in connecting_hints([*kept, *hints]) if h not in kept]
+        if more:
+            lines.append("How they join the set and each other:")
+            lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
+    return "\n".join(lines)
+
+
+def _table_lines(
+    lines: list[str], hits: Sequence[NodeWithScore], first: int, width: int, first_seen: dict[str, str]
+) -> None:
+    """Each table's line (rank, id, score) and why it is there, appended to ``lines``."""
+    for rank, hit in enumerate(hits, start=first):
         table_id = hit.node.metadata["table_id"]
         lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}")
+        if hit.node.metadata.get("set_reason") == BRIDGE:
+            lines.append("       a bridge: the question names none of it, it joins the tables that match")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(hit.node.metadata.get("matched_unit_id"), table_id)
-    kept = connecting_hints(hints)
-    if kept:
-        lines.append(f"How these tables join ({JOINS_LEGEND}):")
-        lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
-    elif len(nodes) > 1:
-        lines.append("No known join connects these tables.")
-    return "\n".join(lines)
 
 
 def connecting_hints(hints: Sequence[JoinHint]) -> list[JoinHint]:

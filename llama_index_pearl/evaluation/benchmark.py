@@ -221,6 +221,29 @@ def evaluate_rankings(
     return group_means(queries, scores)
 
 
+def evaluate_sets(queries: Sequence[BenchQuery], sets: Sequence[Sequence[str]]) -> dict[str, dict[str, float]]:
+    """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetSize`` and
+    ``GoldSize`` = mean tables in the set and in the gold (plain means, not percent).
+
+    Args:
+        queries: The questions.
+        sets: Each question's set (the tables a retriever marks ``in_set``), in the same order.
+    """
+    rows = [
+        {
+            "Set": complete_at_k(q.gold_tables, list(chosen), len(chosen)),
+            "SetSize": len(chosen),
+            "GoldSize": len(set(q.gold_tables)),
+        }
+        for q, chosen in zip(queries, sets)
+    ]
+    metrics = group_means(queries, rows)
+    for row in metrics.values():  # group_means gives percents; sizes are means
+        row["SetSize"] = round(row["SetSize"] / 100.0, 2)
+        row["GoldSize"] = round(row["GoldSize"] / 100.0, 2)
+    return metrics
+
+
 def slot_rankings(
     unit_scores: Sequence[float], unit_tables: Sequence[Sequence[str]], ks: Sequence[int]
 ) -> dict[int, list[str]]:

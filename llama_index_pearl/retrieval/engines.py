@@ -38,7 +38,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.retrievers import NLSQLRetriever
 
 from llama_index_pearl.retrieval.retriever import PearlRetriever
-from llama_index_pearl.retrieval.sql_tables import sql_table_retriever
+from llama_index_pearl.retrieval.sql_tables import SQL_SET_MARGIN, sql_table_retriever
 from llama_index_pearl.text.models import settings_llm
 
 __all__ = [
@@ -323,6 +323,7 @@ class IndexEngines:
         similarity_top_k: int = 5,
         join_keys: bool = True,
         context_strs: Mapping[str, str] | None = None,
+        set_margin: int | None = SQL_SET_MARGIN,
         **kwargs: Any,
     ) -> ObjectRetriever[SQLTableSchema]:
         """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
@@ -335,16 +336,18 @@ class IndexEngines:
         Args:
             sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
                 table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
-            similarity_top_k: Tables retrieved per question.
+            similarity_top_k: At most this many tables per question, unless the connected set is larger.
             join_keys: Put the joins in ``context_str`` (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``).
             context_strs: Table descriptions by database table name, shown before the join keys.
-            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``).
+            set_margin: The connected set of tables and this many other candidates (``None``:
+                ``similarity_top_k`` tables, the set first); see ``PearlRetriever``.
+            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``, ``set_rule``).
 
         Raises:
             ValueError: A table of the index (or a key of ``context_strs``) the database does not hold;
                 the message names it.
         """
-        retriever = self.as_retriever(similarity_top_k, **kwargs)
+        retriever = self.as_retriever(similarity_top_k, set_margin=set_margin, **kwargs)
         return sql_table_retriever(self, sql_database, retriever, join_keys=join_keys, context_strs=context_strs)
 
     def as_sql_query_engine(

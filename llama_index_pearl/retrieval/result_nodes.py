@@ -20,6 +20,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
 from llama_index_pearl.retrieval.pooling import PooledTable
+from llama_index_pearl.retrieval.table_sets import TableSet
 
 __all__ = ["HINT_CACHE_SIZE", "ResultNodes", "UnitInfo"]
 
@@ -43,6 +44,11 @@ class ResultNodes:
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
+    @property
+    def graph(self) -> nx.Graph:
+        """The join graph the hints are read from."""
+        return self._graph
+
     def text(self, table_id: str) -> str:
         """The table's text (without join hints)."""
         return self._table_text(table_id)
@@ -54,19 +60,31 @@ class ResultNodes:
         return node_id
 
     def nodes(
-        self, ranked: Sequence[PooledTable], units: Mapping[str, UnitInfo], include_join_hints_in_text: bool
+        self,
+        ranked: Sequence[PooledTable],
+        units: Mapping[str, UnitInfo],
+        include_join_hints_in_text: bool,
+        table_set: TableSet | None = None,
     ) -> list[NodeWithScore]:
         """One ``NodeWithScore`` per retrieved table, the join hints of this result set in each node's metadata.
 
         Args:
-            ranked: The retrieved tables, best first.
+            ranked: The retrieved tables, the set's first.
             units: What each matched unit is.
             include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
+            table_set: The connected set (``in_set`` and ``set_reason`` of each node); ``None``: no set.
         """
         hints = self._join_hints(tuple(table.table_id for table in ranked))
+        reasons = table_set.reasons if table_set is not None else {}
         return [
             NodeWithScore(
-                node=self._node(table, units, hints_for_table(hints, table.table_id), include_join_hints_in_text),
+                node=self._node(
+                    table,
+                    units,
+                    hints_for_table(hints, table.table_id),
+                    include_join_hints_in_text,
+                    reasons.get(table.table_id),
+                ),
                 score=table.score,
             )
             for table in ranked
@@ -99,7 +117,12 @@ class ResultNodes:
         return {"tables": list(data["tables"]), "via": data["via"], "joins": joins, "alternatives": alternatives}
 
     def _node(
-        self, hit: PooledTable, units: Mapping[str, UnitInfo], hints: list[JoinHint], include_join_hints_in_text: bool
+        self,
+        hit: PooledTable,
+        units: Mapping[str, UnitInfo],
+        hints: list[JoinHint],
+        include_join_hints_in_text: bool,
+        set_reason: str | None = None,
     ) -> TextNode:
         unit = units.get(hit.unit_id, UnitInfo(None, [], None))
         metadata = {
@@ -109,6 +132,8 @@ class ResultNodes:
             "matched_table_ids": list(unit.table_ids),
             "matched_question": unit.question,
             "cosine": hit.cosine,
+            "in_set": set_reason is not None,
+            "set_reason": set_reason,
             "join_hints": [self._hint_dict(h) for h in hints],
         }
         node_id, text = self._node_id(hit.table_id), self._table_text(hit.table_id)

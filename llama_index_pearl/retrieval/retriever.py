@@ -60,6 +60,7 @@ from llama_index_pearl.retrieval.pooling import (
     ranking_is_final,
 )
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
+from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever"]
@@ -114,6 +115,10 @@ class PearlRetriever(BaseRetriever):
         lexical_weight: Cosine added to a unit for its BM25 score relative to the
             question's best lexical match (:mod:`llama_index_pearl.retrieval.lexical`); ``0``
             ranks by the encoder alone, as in the paper.
+        set_rule: How the connected set of tables is chosen (:mod:`llama_index_pearl.retrieval.table_sets`);
+            ``None`` returns the pooled ranking as it is.
+        set_margin: Return the set and this many other tables (at most ``similarity_top_k`` unless the set is
+            larger); ``None``: ``similarity_top_k`` tables, the set first (all of it when it is larger).
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
 
@@ -122,10 +127,12 @@ class PearlRetriever(BaseRetriever):
     score, cosine plus lexical evidence, over the units that contain the table), and the
     metadata names the table (``table_id``), the unit that matched (``matched_unit_id``,
     ``matched_kind``, ``matched_table_ids``, ``matched_question``), that unit's raw
-    ``cosine`` with the question, and ``join_hints``: for each other returned table it joins
-    (directly, or through one named intermediate table), the column pairs and whether each
-    join is declared, explicit or implicit (see
-    :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`).
+    ``cosine`` with the question, ``in_set`` and ``set_reason`` (``matched`` / ``bridge``), and
+    ``join_hints``: for each other returned table it joins (directly, or through one named
+    intermediate table), the column pairs and whether each join is declared, explicit or
+    implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`). The connected set
+    of tables (:mod:`~llama_index_pearl.retrieval.table_sets`) comes first, so its scores need
+    not descend; then the other tables by score.
 
     A ``QueryBundle``'s ``embedding`` is used as given; else its ``custom_embedding_strs`` are
     embedded (their mean, like LlamaIndex's retrievers), else its ``query_str``. Lexical
@@ -139,6 +146,8 @@ class PearlRetriever(BaseRetriever):
         fetch_k: int | None = None,
         include_join_hints_in_text: bool = False,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        set_rule: SetRule | None = DEFAULT_SET_RULE,
+        set_margin: int | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -146,7 +155,11 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         if not 0.0 <= lexical_weight < float("inf"):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
+        if set_margin is not None and not (_positive_int(set_margin) or set_margin == 0):
+            raise ValueError(f"set_margin must be an integer >= 0 or None, got {set_margin!r}")
         self._index = index
+        self._set_rule = set_rule
+        self._set_margin = set_margin
         self._lexical_weight = float(lexical_weight)
         self.similarity_top_k = similarity_top_k
         self._fetch_k = fetch_k
@@ -184,16 +197,30 @@ class PearlRetriever(BaseRetriever):
                 embedding = yield _Embed(strings)
                 state.query_cache.put(strings, embedding)
         question = query_bundle.query_str
+        depth = self._depth(k)
         if state.direct:
-            hits = yield _Work(lambda: self._search(state, question, embedding, k))
-        else:
-            hits = yield from self._pooled(state, QueryBundle(query_str=question, embedding=embedding), k)
-        return state.nodes.nodes(hits, state.units, self._include_join_hints_in_text)
+            return (yield _Work(lambda: self._search(state, question, embedding, k)))
+        hits = yield from self._pooled(state, QueryBundle(query_str=question, embedding=embedding), depth)
+        answer = yield _Work(lambda: self._answer(state, question, hits, None))
+        return answer
 
-    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[PooledTable]:
+    def _depth(self, k: int) -> int:
+        """Tables pooled: ``k``, or as deep as the set rule reads."""
+        return max(k, self._set_rule.depth) if self._set_rule is not None else k
+
+    def _answer(
+        self, state: RetrievalState, question: str, hits: list[PooledTable], bridges: Callable | None
+    ) -> list[NodeWithScore]:
+        k = self._similarity_top_k
+        ranked, table_set = state.answer(question, hits, k, self._set_rule, self._set_margin, bridges)
+        return state.nodes.nodes(ranked, state.units, self._include_join_hints_in_text, table_set)
+
+    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[NodeWithScore]:
         boost = state.lexical_boost(question, self._lexical_weight)
         query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
-        return state.search_many(query, k, self._first_fetch(len(state.unit_ids), k), [boost])[0]
+        depth = self._depth(k)
+        hits = state.search_many(query, depth, self._first_fetch(len(state.unit_ids), depth), [boost])[0]
+        return self._answer(state, question, hits, state.bridge_records(query[0], boost))
 
     def _pooled(self, state: RetrievalState, query: QueryBundle, k: int) -> Generator[Step, Any, list[PooledTable]]:
         """Qdrant's grouped search, or pooling rounds over a generic store's top units."""
@@ -331,11 +358,14 @@ class PearlRetriever(BaseRetriever):
             return await asyncio.to_thread(self._search_many, state, bundles)
 
     def _search_many(self, state: RetrievalState, bundles: list[QueryBundle]) -> list[list[NodeWithScore]]:
-        k = self._similarity_top_k
+        depth = self._depth(self._similarity_top_k)
         matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
         boosts = [state.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
-        hits = state.search_many(matrix, k, self._first_fetch(len(state.unit_ids), k), boosts)
-        return [state.nodes.nodes(h, state.units, self._include_join_hints_in_text) for h in hits]
+        hits = state.search_many(matrix, depth, self._first_fetch(len(state.unit_ids), depth), boosts)
+        return [
+            self._answer(state, b.query_str, h, state.bridge_records(vector, boost))
+            for b, h, vector, boost in zip(bundles, hits, matrix, boosts)
+        ]
 
     def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
         """Bundles with their embeddings: given ones checked, plain questions embedded in batches."""

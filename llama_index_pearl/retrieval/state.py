@@ -34,8 +34,9 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.stores import PearlFaissStore
+from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.retrieval.grouped_search import grouped_store, grouped_top_k
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.lexical import LexicalScorer, text_tokens
 from llama_index_pearl.retrieval.pooling import (
     Memberships,
     PooledTable,
@@ -45,9 +46,13 @@ from llama_index_pearl.retrieval.pooling import (
 )
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
 from llama_index_pearl.retrieval.result_nodes import ResultNodes, UnitInfo
+from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, set_first, word_weights
 from llama_index_pearl.storage.state import IndexState
+from llama_index_pearl.text.serialization import table_name_in_text
 
 __all__ = ["RetrievableIndex", "RetrievalState"]
+
+_WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
 
 
 class RetrievableIndex(IndexState, Protocol):
@@ -99,6 +104,14 @@ class RetrievalState:
         lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
         self.memberships = Memberships.from_lists(lists, self.table_ids, self.unit_ids)
         self._unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
+        # the table whose words a unit holds: a whole table's unit (its name, headers and rows), else none (-1)
+        self._words_of = np.asarray(
+            [
+                ts[0] if len(ts) == 1 and info.kind in _WORD_KINDS else -1
+                for ts, info in zip(lists, self.units.values())
+            ],
+            dtype=np.int64,
+        )
         self.nodes = ResultNodes(index.join_graph, index.table_text)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         # BM25 comes from the folder a loaded index was read from, else from the units' texts, on first use;
@@ -108,6 +121,8 @@ class RetrievalState:
         self._lexical_texts = index.lexical_texts
         self._lexical: LexicalScorer | None = None
         self._lexical_lock = threading.Lock()
+        self._table_text = index.table_text
+        self._name_words: list[frozenset[str]] | None = None
 
     @property
     def direct(self) -> bool:
@@ -151,6 +166,101 @@ class RetrievalState:
         if top <= 0.0:
             return None
         return (weight * (raw.astype(np.float64) / top)).astype(np.float32)
+
+    def question_words(self, question: str) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+        """The question's words each table holds (in its name, headers or rows), and each word's weight.
+
+        Read off the BM25 index of the tables' ``original`` and ``schema`` units: a word is held by a table
+        when its whole-table unit holds the token; a word that names tables (their name holds it) is held by those
+        tables only, not by the tables whose key columns name them (`concert.stadium_id`). Weights:
+        :func:`~llama_index_pearl.retrieval.table_sets.word_weights`.
+
+        Args:
+            question: The question.
+        """
+        index = self.lexical_scorer().index
+        names = self._table_name_words()
+        held: dict[int, set[str]] = {}
+        holders: dict[str, int] = {}
+        for word in set(text_tokens(question)):
+            column = index.vocabulary.get(word)
+            if column is None:
+                continue
+            tables = self._words_of[index.indices[index.indptr[column] : index.indptr[column + 1]]]
+            tables = np.unique(tables[tables >= 0])
+            named = [t for t in tables.tolist() if word in names[t]]
+            if named:  # a word naming a table is that table's, not the tables whose key columns name it
+                tables = np.asarray(named, dtype=np.int64)
+            holders[word] = len(tables)
+            for table in tables.tolist():
+                held.setdefault(table, set()).add(word)
+        words = {self.table_ids[t]: frozenset(ws) for t, ws in held.items()}
+        return words, word_weights(holders, len(self.table_ids))
+
+    # ---------------------------------------------------------------- answer
+    def answer(
+        self,
+        question: str,
+        ranked: Sequence[PooledTable],
+        k: int,
+        rule: SetRule | None,
+        margin: int | None = None,
+        bridge_scores: Callable[[list[str]], list[PooledTable]] | None = None,
+    ) -> tuple[list[PooledTable], TableSet]:
+        """The tables to return: the connected set first, then the other tables of ``ranked``.
+
+        Args:
+            question: The question.
+            ranked: The pooled ranking, at least ``rule.depth`` tables deep where the index holds them.
+            k: Tables returned (the set first; ``margin`` given: at most this many unless the set is larger).
+            rule: How the set is chosen; ``None``: the ranking as pooled, no set.
+            margin: Return the set and this many other tables (at most ``k`` in all, unless the set is larger).
+            bridge_scores: The pooled records of bridges outside ``ranked`` (from their own units); ``None`` (a
+                store that cannot score given units): such a bridge scores as the ranking's last table, no unit named.
+        """
+        if rule is None or not ranked:
+            return list(ranked[:k]), TableSet((), {})
+        words, weights = self.question_words(question)
+        table_set = choose_table_set([(t.table_id, t.score) for t in ranked], words, weights, self.nodes.graph, rule)
+        known = {t.table_id: t for t in ranked}
+        missing = [t for t in table_set.tables if t not in known]
+        if missing:
+            extra = bridge_scores(missing) if bridge_scores is not None else None
+            if extra is None:
+                last = ranked[-1]
+                extra = [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
+            known.update((t.table_id, t) for t in extra)
+        order = set_first((t.table_id for t in ranked), table_set)
+        size = len(table_set.tables)
+        count = max(size, k) if margin is None else max(size, min(k, size + margin))
+        return [known[t] for t in order[:count]], table_set
+
+    def bridge_records(self, query: np.ndarray, boost: np.ndarray | None) -> Callable[[list[str]], list[PooledTable]]:
+        """Pooled records of given tables for one query (default FAISS store): each table's best unit, scored."""
+        assert self.view is not None
+        view, number = self.view, {t: i for i, t in enumerate(self.table_ids)}
+
+        def records(table_ids: list[str]) -> list[PooledTable]:
+            out = []
+            for table_id in table_ids:
+                units = self.memberships.units_of(number[table_id])
+                cosines = np.asarray(view.scores(query, units), dtype=np.float64)
+                scores = cosines + (boost[units] if boost is not None else 0.0)
+                best = int(np.argmax(scores))
+                out.append(
+                    PooledTable(table_id, float(scores[best]), self.unit_ids[int(units[best])], float(cosines[best]))
+                )
+            return out
+
+        return records
+
+    def _table_name_words(self) -> list[frozenset[str]]:
+        """Each table's name as words (read from its catalog text once, by table number)."""
+        with self._lexical_lock:
+            if self._name_words is None:
+                texts = (self._table_text(t) for t in self.table_ids)
+                self._name_words = [frozenset(text_tokens(table_name_in_text(x) or "")) for x in texts]
+            return self._name_words
 
     # ---------------------------------------------------------------- search
     def search_many(

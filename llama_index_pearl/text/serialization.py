@@ -36,6 +36,7 @@ __all__ = [
     "TokenCounter",
     "approximate_token_count",
     "serialize_views",
+    "table_name_in_text",
 ]
 
 DEFAULT_MAX_ROWS = 10
@@ -113,6 +114,20 @@ def _header_lines(view: TableView, include_title: bool) -> list[str]:
     lines.append(f"Table: {table.name}" + (f" (database {table.source})" if table.source else ""))
     lines.append("Columns: " + " | ".join(view.column_names))
     return lines
+
+
+def table_name_in_text(text: str) -> str | None:
+    """The table's name, read back from the ``Table: name (database source)`` line of a text this module wrote.
+
+    Args:
+        text: A table's text (:meth:`Serializer.table_text`) or a unit's.
+    """
+    for line in text.splitlines():
+        if line.startswith("Columns: "):
+            break
+        if line.startswith("Table: "):
+            return line[len("Table: ") :].split(" (database ")[0]
+    return None
 
 
 def _row_lines(view: TableView) -> list[str]:
