@@ -20,7 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import Join, joins_between
+from llama_index_pearl.joins.graph import Join, join_edge, joins_between
 
 __all__ = ["Join", "JoinHint", "compute_join_hints", "format_join_hints", "hints_for_table", "hints_of_result"]
 
@@ -86,7 +86,7 @@ def _via(graph: nx.Graph, a: str, b: str) -> str | None:
     """The best table to go through: the strongest weaker join, then name (deterministic)."""
     best: tuple[float, str] | None = None
     for middle in sorted(set(graph.neighbors(a)) & set(graph.neighbors(b))):
-        strength = min(float(graph.edges[a, middle].get("score", 0.0)), float(graph.edges[middle, b].get("score", 0.0)))
+        strength = min(join_edge(graph, a, middle).score, join_edge(graph, middle, b).score)
         if best is None or strength > best[0]:
             best = (strength, middle)
     return best[1] if best else None
