@@ -35,20 +35,20 @@ from llama_index_pearl.corpus.build import (
 )
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.corpus.stores import delete_units, normalise, store_dimension
+from llama_index_pearl.corpus.stores import delete_units, store_dimension
 from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.generation import GenerationCache, QueryGenerator, cache_for, restore_generator
 from llama_index_pearl.joins import JoinPath, paths_from_graph
 from llama_index_pearl.retrieval.engines import IndexEngines
 from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.retriever import unit_query_vector
 from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.incremental import IndexChange, UpdateReport, delete_table, insert_tables
 from llama_index_pearl.storage.locks import ReadWriteLock, check_timeout, holding
 from llama_index_pearl.storage.persistence import load_index, persist_index
 from llama_index_pearl.tables.inputs import TablesInput
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import finite_query_vector
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = ["BuildReport", "PearlConfig", "PearlTableIndex"]
@@ -335,7 +335,7 @@ class PearlTableIndex(IndexEngines):
 
     def embed_query(self, query: str) -> list[float]:
         """The normalised query vector; a non-finite one (a broken encoder) raises ``ValueError``."""
-        return finite_query_vector(normalise([self._embed_model.get_query_embedding(query)])[0], query)
+        return unit_query_vector(self._embed_model.get_query_embedding(query), (query,))
 
     def lexical_scorer(self) -> LexicalScorer:
         """BM25 over the units' lexical texts (built on first use, again after each insert/delete)."""
@@ -499,10 +499,7 @@ class PearlTableIndex(IndexEngines):
     def _catalog_lexical(self) -> LexicalIndex:
         """The BM25 index of the units in catalog order (the retrieval state's, reordered if its order differs)."""
         state = self.retrieval_state()
-        index = state.lexical_scorer().index
-        position = {unit_id: i for i, unit_id in enumerate(state.unit_ids)}
-        order = [position[unit_id] for unit_id in self._catalog.units]
-        return index if order == list(range(len(order))) else index.reordered(order)
+        return state.lexical_scorer().index.in_order(state.unit_ids, list(self._catalog.units))
 
     @classmethod
     def load(

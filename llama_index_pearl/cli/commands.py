@@ -25,7 +25,7 @@ from llama_index_pearl.cli.output import (
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.join_hints import hints_of_result
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
@@ -68,8 +68,7 @@ def _ranked(
     set_rule: SetRule | None = DEFAULT_SET_RULE,
 ) -> str:
     nodes = index.as_retriever(similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule).retrieve(question)
-    hints = compute_join_hints(index.join_graph, [n.node.metadata["table_id"] for n in nodes])
-    return format_ranked(question, nodes, hints, lexical_weight)
+    return format_ranked(question, nodes, hints_of_result(n.node.metadata for n in nodes), lexical_weight)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import networkx as nx
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.build import BuildReport
-from llama_index_pearl.joins.graph import Join, joins_between
+from llama_index_pearl.joins.graph import Join, join_edges, joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.table_sets import BRIDGE
@@ -55,13 +55,14 @@ JOINS_LEGEND = "the fewest joins that connect them; explicit: on a key, implicit
 
 def graph_counts(graph: nx.Graph) -> dict[str, int]:
     """Join edges by kind (``explicit``/``implicit``), ``declared`` and ``selected`` counts."""
-    kinds = Counter(str(d.get("kind", "implicit")) for _, _, d in graph.edges(data=True))
+    edges = join_edges(graph)
+    kinds = Counter(e.kind for e in edges)
     return {
-        "edges": graph.number_of_edges(),
+        "edges": len(edges),
         "explicit": kinds.get("explicit", 0),
         "implicit": kinds.get("implicit", 0),
-        "declared": sum(bool(d.get("declared")) for _, _, d in graph.edges(data=True)),
-        "selected": sum(bool(d.get("selected")) for _, _, d in graph.edges(data=True)),
+        "declared": sum(e.declared for e in edges),
+        "selected": sum(e.selected for e in edges),
     }
 
 
@@ -276,13 +277,13 @@ def format_join_edges(graph: nx.Graph, title: str = "Join graph") -> str:
     lines = [f"{title}: {_plural(graph.number_of_nodes(), 'table')}, {_graph_line(graph)}."]
     if graph.number_of_edges():
         lines.append("Score f: the pair's best join evidence (names, values, meaning); 'on a path': PEARL indexed it.")
-    edges = sorted(graph.edges(data=True), key=lambda e: (-float(e[2].get("score", 0.0)), e[0], e[1]))
-    for u, v, data in edges:
+    for edge in sorted(join_edges(graph), key=lambda e: (-e.score, e.left_table, e.right_table)):
+        u, v = edge.left_table, edge.right_table
         joins = joins_between(graph, u, v)
-        label = str(data.get("kind", "implicit")) + (", declared" if data.get("declared") else "")
-        used = "  on a path" if data.get("selected") else ""
+        label = edge.kind + (", declared" if edge.declared else "")
+        used = "  on a path" if edge.selected else ""
         first = joins[0].condition() if joins else f"{u} - {v}"
-        lines.append(f"  {first}".ljust(60) + f" {label:<20} f={float(data.get('score', 0.0)):.2f}{used}")
+        lines.append(f"  {first}".ljust(60) + f" {label:<20} f={edge.score:.2f}{used}")
         lines.extend(f"    or {join.condition()}" for join in joins[1:])
     return "\n".join(lines)
 
@@ -295,12 +296,12 @@ def join_graph_records(graph: nx.Graph) -> list[dict[str, Any]]:
     """
     return [
         {
-            "tables": [u, v],
-            "joins": [join.to_dict() for join in joins_between(graph, u, v)],
-            "kind": str(data.get("kind", "implicit")),
-            "declared": bool(data.get("declared", False)),
-            "score": round(float(data.get("score", 0.0)), 4),
-            "selected": bool(data.get("selected", False)),
+            "tables": [e.left_table, e.right_table],
+            "joins": [join.to_dict() for join in joins_between(graph, e.left_table, e.right_table)],
+            "kind": e.kind,
+            "declared": e.declared,
+            "score": round(e.score, 4),
+            "selected": e.selected,
         }
-        for u, v, data in sorted(graph.edges(data=True), key=lambda e: (-float(e[2].get("score", 0.0)), e[0], e[1]))
+        for e in sorted(join_edges(graph), key=lambda e: (-e.score, e.left_table, e.right_table))
     ]

@@ -142,6 +142,17 @@ class LexicalIndex:
                 np.add.at(scores, self.indices[start:end], self.data[start:end])
         return scores
 
+    def in_order(self, current: Sequence[str], wanted: Sequence[str]) -> LexicalIndex:
+        """The same index with its documents, named ``current``, in the order of ``wanted`` (the same names).
+
+        Args:
+            current: The documents' ids in this index's order.
+            wanted: The same ids in the order wanted.
+        """
+        position = {doc_id: i for i, doc_id in enumerate(current)}
+        order = [position[doc_id] for doc_id in wanted]
+        return self if order == list(range(len(order))) else self.reordered(order)
+
     def reordered(self, order: Sequence[int]) -> LexicalIndex:
         """The same index with document ``order[i]`` as document ``i`` (BM25 does not depend on the order).
 

@@ -13,16 +13,16 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import Join, joins_between
+from llama_index_pearl.joins.graph import Join, join_edge, joins_between
 
-__all__ = ["Join", "JoinHint", "compute_join_hints", "format_join_hints", "hints_for_table"]
+__all__ = ["Join", "JoinHint", "compute_join_hints", "format_join_hints", "hints_for_table", "hints_of_result"]
 
 
 def _text(join: Join) -> str:
@@ -59,6 +59,17 @@ class JoinHint:
             "alternatives": [a.to_dict() for a in self.alternatives],
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JoinHint:
+        """Inverse of :meth:`to_dict`: a hint as a result node's ``join_hints`` metadata holds it."""
+        left, right = data["tables"]
+        return cls(
+            (str(left), str(right)),
+            tuple(Join.from_dict(j) for j in data["joins"]),
+            str(data["via"]) if data.get("via") else None,
+            tuple(Join.from_dict(a) for a in data.get("alternatives", ())),
+        )
+
     def text(self) -> str:
         """``JOIN a.x = m.x (explicit) JOIN m.y = b.y (implicit) [via m]``, alternatives after ``; or``."""
         line = " ".join(f"JOIN {_text(join)}" for join in self.joins)
@@ -75,7 +86,7 @@ def _via(graph: nx.Graph, a: str, b: str) -> str | None:
     """The best table to go through: the strongest weaker join, then name (deterministic)."""
     best: tuple[float, str] | None = None
     for middle in sorted(set(graph.neighbors(a)) & set(graph.neighbors(b))):
-        strength = min(float(graph.edges[a, middle].get("score", 0.0)), float(graph.edges[middle, b].get("score", 0.0)))
+        strength = min(join_edge(graph, a, middle).score, join_edge(graph, middle, b).score)
         if best is None or strength > best[0]:
             best = (strength, middle)
     return best[1] if best else None
@@ -110,6 +121,23 @@ def compute_join_hints(graph: nx.Graph, table_ids: Sequence[str]) -> list[JoinHi
             hints.append(JoinHint((a, b), joins, via=middle))
             connected.union(a, b)
     return hints
+
+
+def hints_of_result(metadata: Iterable[Mapping[str, Any]]) -> list[JoinHint]:
+    """The join hints a result's nodes carry (their ``join_hints`` metadata), each once, direct ones first.
+
+    Every node holds the hints that involve its table, so a hint stands in two nodes; read in result
+    order, direct hints come in the order :func:`compute_join_hints` gave them, then those through a table.
+
+    Args:
+        metadata: The result nodes' metadata, in result order.
+    """
+    seen: dict[tuple[tuple[str, ...], str | None], JoinHint] = {}
+    for data in metadata:
+        for raw in data.get("join_hints", ()):
+            hint = JoinHint.from_dict(raw)
+            seen.setdefault((hint.tables, hint.via), hint)
+    return sorted(seen.values(), key=lambda h: h.via is not None)
 
 
 def hints_for_table(hints: Sequence[JoinHint], table_id: str) -> list[JoinHint]:

@@ -63,7 +63,7 @@ from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
-__all__ = ["PearlRetriever"]
+__all__ = ["PearlRetriever", "unit_query_vector"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -304,14 +304,14 @@ class PearlRetriever(BaseRetriever):
     def _embed(self, strings: tuple[str, ...]) -> list[float]:
         model = self._index.embed_model
         if len(strings) == 1:
-            return _normalised(model.get_query_embedding(strings[0]), strings)
-        return _normalised(model.get_agg_embedding_from_queries(list(strings)), strings)
+            return unit_query_vector(model.get_query_embedding(strings[0]), strings)
+        return unit_query_vector(model.get_agg_embedding_from_queries(list(strings)), strings)
 
     async def _aembed(self, strings: tuple[str, ...]) -> list[float]:
         model = self._index.embed_model
         if len(strings) == 1:
-            return _normalised(await model.aget_query_embedding(strings[0]), strings)
-        return _normalised(await model.aget_agg_embedding_from_queries(list(strings)), strings)
+            return unit_query_vector(await model.aget_query_embedding(strings[0]), strings)
+        return unit_query_vector(await model.aget_agg_embedding_from_queries(list(strings)), strings)
 
     def _unit_retriever(self, n: int) -> BaseRetriever:
         return self._index.vector_index.as_retriever(similarity_top_k=n)
@@ -394,6 +394,11 @@ def _given_embedding(query_bundle: QueryBundle) -> list[float] | None:
     return finite_query_vector(query_bundle.embedding, query_bundle.query_str)
 
 
-def _normalised(vector: Sequence[float], strings: tuple[str, ...]) -> list[float]:
-    """A query vector of unit length; a non-finite one (a broken encoder) raises ``ValueError``."""
+def unit_query_vector(vector: Sequence[float], strings: tuple[str, ...]) -> list[float]:
+    """A query vector of unit length; a non-finite one (a broken encoder) raises ``ValueError`` naming the query.
+
+    Args:
+        vector: What the encoder gave for ``strings``.
+        strings: The query strings embedded.
+    """
     return finite_query_vector(normalise([vector])[0], " | ".join(strings))

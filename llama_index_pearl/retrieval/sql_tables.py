@@ -39,6 +39,7 @@ from llama_index.core.objects import ObjectRetriever, SQLTableNodeMapping, SQLTa
 from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.joins.graph import Join
+from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sql import masked_url
@@ -170,26 +171,20 @@ def join_keys_text(
         quote: Quotes an identifier where the database's dialect needs it.
     """
     clauses = []
-    for hint in join_hints:
-        if table_id not in hint["tables"]:
+    for hint in map(JoinHint.from_dict, join_hints):
+        if table_id not in hint.tables:
             continue
-        joins = [_join(join) for join in hint["joins"]]
-        if not hint.get("via"):
+        joins = list(hint.joins)
+        if not hint.via:
             joins = [_read_from(table_id, join) for join in joins]
         elif joins[0].left_table != table_id:  # a chain to this table: walked backwards, each join reversed
             joins = [join.reversed() for join in reversed(joins)]
         clause = " ".join(_clause(join, name, quote) for join in joins)
-        if hint.get("via"):
-            clause += f" ({quote(name(hint['via']))} is not among the tables shown)"
-        alternatives = [_read_from(table_id, _join(alt)) for alt in hint.get("alternatives", [])]
+        if hint.via:
+            clause += f" ({quote(name(hint.via))} is not among the tables shown)"
+        alternatives = [_read_from(table_id, alt) for alt in hint.alternatives]
         clauses.append(" or ".join([clause, *(_clause(alt, name, quote) for alt in alternatives)]))
     return "; ".join(clauses)
-
-
-def _join(data: Mapping[str, Any]) -> Join:
-    """A join of a hint's metadata, read from its left table."""
-    pairs = tuple((str(a), str(b)) for a, b in data["column_pairs"])
-    return Join(data["left_table"], data["right_table"], pairs, data["kind"], bool(data["declared"]))
 
 
 def _read_from(table_id: str, join: Join) -> Join:

@@ -148,9 +148,7 @@ class RetrievalState:
         persisted = self._read_persisted()
         if persisted is None:
             return None
-        position = {unit_id: i for i, unit_id in enumerate(self._catalog_order)}
-        order = [position[unit_id] for unit_id in self.unit_ids]
-        return persisted if order == list(range(len(order))) else persisted.reordered(order)
+        return persisted.in_order(self._catalog_order, self.unit_ids)
 
     def lexical_boost(self, question: str, weight: float) -> np.ndarray | None:
         """``weight`` × each unit's normalised lexical score, by unit number; ``None`` when there is none to add.

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from llama_index_pearl.joins.graph import join_edge
+
 __all__ = [
     "BRIDGE",
     "DEFAULT_SET_RULE",
@@ -251,7 +253,7 @@ def _link(
 
 
 def _strength(graph: nx.Graph, a: str, b: str) -> float:
-    return float(graph.edges[a, b].get("score", 0.0))
+    return join_edge(graph, a, b).score
 
 
 def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
