@@ -58,6 +58,7 @@ from llama_index.core.storage.index_store import SimpleIndexStore
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.stores import (
@@ -66,6 +67,7 @@ from llama_index_pearl.corpus.stores import (
     PearlFaissStore,
     index_dimension,
     store_dimension,
+    store_location,
 )
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, swap_in
@@ -164,6 +166,7 @@ def _write_files(index: IndexParts, folder: Path) -> None:
         "encoder": encoder_identity(index.embed_model),
         "dimension": index_dimension(index.vector_index, index.embed_model),
         "vector_store": _store_kind(index),
+        "vectors_at": store_location(index.vector_index.vector_store),  # what lives outside this folder
         "n_tables": len(index.tables),
         "n_units": len(index.units),
         "config": index.config.to_dict(),
@@ -285,7 +288,7 @@ def load_index(
         spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    stores = _Stores(folder, manifest, model, storage_context)
+    stores = _Stores(folder, manifest, model, storage_context, ApproximateSearch.of(config))
     catalog = read_catalog(folder / CATALOG, manifest["n_tables"], manifest["n_units"])
     graph = _read_graph(folder, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
@@ -356,12 +359,15 @@ class _Stores:
         manifest: dict[str, Any],
         model: BaseEmbedding,
         storage_context: StorageContext | None,
+        approximate: ApproximateSearch | None = None,
     ) -> None:
         self._folder = folder
+        self._manifest = manifest
         self._dimension = manifest["dimension"]
         self._n_units = manifest["n_units"]
         self._model = model
         self._storage_context = storage_context
+        self._approximate = approximate
         self._store: BasePydanticVectorStore | None = None
 
     def vector_store(self, unit_ids: set[str] | None) -> BasePydanticVectorStore:
@@ -370,7 +376,16 @@ class _Stores:
             return self._store
         folder, dimension = self._folder, self._dimension
         if self._storage_context is None:
-            store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
+            where = self._manifest.get("vectors_at") or {}
+            if where.get("server"):  # the folder holds no vectors: say where they are
+                raise ValueError(
+                    f"The index at {str(folder)!r} keeps its vectors in {where.get('store')} on {where['server']} "
+                    f"(collection {where.get('collection')!r}); pass storage_context=StorageContext.from_defaults("
+                    f"vector_store=<that store>, persist_dir=...) to PearlTableIndex.load"
+                )
+            store = PearlFaissStore.from_files(
+                str(folder / FAISS_FILE), str(folder / ID_MAP_FILE), approximate=self._approximate
+            )
             if store.client.d != dimension:
                 raise ValueError(
                     f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in "
