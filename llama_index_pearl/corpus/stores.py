@@ -296,7 +296,8 @@ def store_location(store: BasePydanticVectorStore) -> dict[str, str]:
     if isinstance(store, PearlFaissStore):
         return where
     client = getattr(store, "client", None)
-    server = getattr(store, "uri", None) or getattr(store, "url", None) or getattr(client, "_uri", None)
+    # MilvusVectorStore's own ``uri`` field keeps its default: the address it connected to is its client's
+    server = getattr(getattr(client, "_config", None), "uri", None) or getattr(store, "url", None)
     if isinstance(server, str) and server:
         where["server"] = _without_credentials(server)
     collection = getattr(store, "collection_name", None) or getattr(store, "table_name", None)
