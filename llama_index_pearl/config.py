@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "check_field", "optio
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
 # unit count from which the default store is an HNSW graph (benchmarks/README.md, "Scale")
-DEFAULT_APPROXIMATE_FROM = 200_000
+DEFAULT_APPROXIMATE_FROM = 100_000
 
 # Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
 # bool that defaults to True (the help of its --no-... flag: what turning it off does), and

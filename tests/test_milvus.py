@@ -11,12 +11,12 @@ units from the server and max-pools them itself, over-fetching until the ranking
 from __future__ import annotations
 
 import json
-import os
 import uuid
 
 import pytest
 from embeddings import HashingEmbedding
 from llama_index.core import StorageContext
+from loopback_servers import loopback_server
 from milvus_server import start, stop
 
 from llama_index_pearl import PearlTableIndex
@@ -24,28 +24,10 @@ from llama_index_pearl import PearlTableIndex
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true" or os.environ.get("PEARL_REQUIRE_MILVUS"):
-        pytest.fail(f"Milvus tests must run here (CI=true or PEARL_REQUIRE_MILVUS), and cannot: {reason}")
-    pytest.skip(f"Milvus tests need a server: {reason} (set PEARL_TEST_MILVUS_URL, or pip install -e '.[test]')")
-
-
 @pytest.fixture(scope="session")
 def milvus_url():
-    try:
-        import llama_index.vector_stores.milvus  # noqa: F401
-    except ImportError:
-        _unavailable("llama-index-vector-stores-milvus is not installed (pip install -e '.[milvus]')")
-    url = os.environ.get("PEARL_TEST_MILVUS_URL")
-    if url:
-        yield url
-        return
-    try:
-        url, folder = start()
-    except Exception as exc:  # no wheel, port trouble: say which
-        _unavailable(f"no local server could be started ({exc})")
-    yield url
-    stop(folder)
+    client = "llama_index.vector_stores.milvus"
+    yield from loopback_server("Milvus", "PEARL_TEST_MILVUS_URL", start, stop, client, "PEARL_REQUIRE_MILVUS")
 
 
 @pytest.fixture
