@@ -213,7 +213,7 @@ class PearlFaissStore(FaissMapVectorStore):
             next_id = int(data["next_id"])
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"Corrupted FAISS id map {id_map_path!r}: {exc}") from exc
-        # an HNSW graph may hold more vectors than units (tombstones), never fewer, and each unit's
+        # an HNSW graph may hold more vectors than units (tombstones), but every unit's vector
         stored = set(faiss.vector_to_array(index.id_map).tolist())
         exact = graph_of(index) is None
         if (len(mapping) != index.ntotal) if exact else not stored.issuperset(mapping.values()):
