@@ -51,10 +51,13 @@ MAX_SERVER_FETCH = 2_560
 class Lake:
     """Synthetic tables (centres) and units (vectors and the tables each stands for)."""
 
-    def __init__(self, n_units: int, seed: int = 0) -> None:
+    def __init__(self, n_units: int, seed: int = 0, per_domain: int = 0) -> None:
         rng = np.random.default_rng(seed)
         self.n_tables = max(K, n_units // UNITS_PER_TABLE)
         self.centres = _normalised(rng.standard_normal((self.n_tables, DIM), dtype=np.float32))
+        if per_domain:  # tables of one database or topic lean one way: centre = domain + as much noise
+            domains = _normalised(rng.standard_normal((-(-self.n_tables // per_domain), DIM), dtype=np.float32))
+            self.centres = _normalised(domains[np.arange(self.n_tables) // per_domain] + self.centres)
         sizes = rng.choice([1, 2, 3], size=n_units, p=[0.6, 0.3, 0.1])
         self.tables = [rng.choice(self.n_tables, size=s, replace=False).tolist() for s in sizes]
         self.vectors = np.empty((n_units, DIM), dtype=np.float32)
@@ -150,9 +153,11 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
     return {"p50_ms": round(float(p50), 2), "p95_ms": round(float(p95), 2)}
 
 
-def measure_size(n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int]) -> dict[str, Any]:
+def measure_size(
+    n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int], per_domain: int = 0
+) -> dict[str, Any]:
     """Both stores at one size; the graph searched with each ``efSearch`` of ``ef_searches`` (built once)."""
-    lake = Lake(n_units)
+    lake = Lake(n_units, per_domain=per_domain)
     queries = lake.queries(n_queries)
     result: dict[str, Any] = {"units": n_units, "tables": lake.n_tables}
     exact_tables: list[list[str]] = []
@@ -231,6 +236,13 @@ def main() -> None:
     parser.add_argument("--server", help="a Milvus server's URL (http://127.0.0.1:PORT)")
     parser.add_argument("--server-units", type=int, default=100_000)
     parser.add_argument("--ef-search", default="", help="efSearch values to search the graph with (default: config's)")
+    parser.add_argument(
+        "--domain-tables",
+        type=int,
+        default=0,
+        help="tables per domain (a database, a topic): their centres share a direction (default 0: every table's "
+        "centre independent of the others)",
+    )
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     config = PearlConfig()
@@ -241,7 +253,8 @@ def main() -> None:
     )
     results: dict[str, Any] = {"hnsw": vars(settings) if hasattr(settings, "__dict__") else str(settings)}
     efs = [int(e) for e in args.ef_search.split(",")] if args.ef_search else [settings.ef_search]
-    results["sizes"] = [measure_size(int(n), args.queries, settings, efs) for n in args.sizes.split(",")]
+    sizes = [int(n) for n in args.sizes.split(",")]
+    results["sizes"] = [measure_size(n, args.queries, settings, efs, args.domain_tables) for n in sizes]
     if args.server:
         results["server"] = measure_server(args.server, args.server_units, args.queries)
         print("server", json.dumps(results["server"]), flush=True)
