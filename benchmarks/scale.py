@@ -243,10 +243,17 @@ def main() -> None:
         help="tables per domain (a database, a topic): their centres share a direction (default 0: every table's "
         "centre independent of the others)",
     )
+    parser.add_argument("--hnsw-m", type=int, help="the graph's M (default: the config's)")
+    parser.add_argument("--ef-construction", type=int, help="the graph's efConstruction (default: the config's)")
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     config = PearlConfig()
-    settings = ApproximateSearch(1, config.hnsw_m, config.hnsw_ef_construction, config.hnsw_ef_search)
+    settings = ApproximateSearch(
+        1,
+        args.hnsw_m or config.hnsw_m,
+        args.ef_construction or config.hnsw_ef_construction,
+        config.hnsw_ef_search,
+    )
     print(
         f"HNSW M={settings.m} efConstruction={settings.ef_construction} efSearch={settings.ef_search}; "
         f"default store approximate from {config.approximate_from:,} units"
