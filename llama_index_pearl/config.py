@@ -194,10 +194,10 @@ class PearlConfig:
     )
     hnsw_m: int = option(32, "store", "neighbours per node of the HNSW graph (FAISS's M; default 32)", min=2)
     hnsw_ef_construction: int = option(
-        80, "store", "HNSW candidate list while inserting (efConstruction; default 80)", min=1
+        200, "store", "HNSW candidate list while inserting (efConstruction; default 200)", min=1
     )
     hnsw_ef_search: int = option(
-        96, "store", "HNSW candidate list while searching (efSearch; default 96, at least the units asked for)", min=1
+        384, "store", "HNSW candidate list while searching (efSearch; default 384, at least the units asked for)", min=1
     )
 
     def __post_init__(self) -> None:
