@@ -33,13 +33,15 @@ __all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "check_field", "optio
 
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
+# unit count from which the default store is an HNSW graph (benchmarks/README.md, "Scale")
+DEFAULT_APPROXIMATE_FROM = 100_000
 
 # Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
 # bool that defaults to True (the help of its --no-... flag: what turning it off does), and
 # where needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
 # per-machine or per-run setting, not written with the index) and "update" (True: an
 # insert may use another value than the build did).
-GROUPS = ("reading", "discovery", "generation", "views", "serialization")
+GROUPS = ("reading", "discovery", "generation", "views", "serialization", "store")
 
 
 def option(default: Any, group: str, help: str, **meta: Any) -> Any:
@@ -91,6 +93,13 @@ class PearlConfig:
         table_text_chars: Characters of a table's text as a result node gives it to an LLM
             (``PearlTableIndex.table_text``): columns, then rows, beyond it are cut with a
             visible marker (:meth:`~llama_index_pearl.text.serialization.Serializer.table_text`).
+        approximate_from: Units from which the default FAISS store searches an HNSW graph instead of
+            every vector (:mod:`~llama_index_pearl.corpus.approximate`); ``None``: always exact. Below
+            it the store is exact and nothing differs. Default and HNSW parameters: benchmarks/README.md,
+            "Scale".
+        hnsw_m: Neighbours per node of the HNSW graph (FAISS's ``M``).
+        hnsw_ef_construction: Candidate list while inserting into the graph (``efConstruction``).
+        hnsw_ef_search: Candidate list while searching the graph (``efSearch``; at least the units asked for).
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -174,6 +183,21 @@ class PearlConfig:
         f"characters of a table's text given to an LLM (default {DEFAULT_TABLE_TEXT_CHARS:,}); columns and rows "
         "beyond it are cut with a marker",
         min=200,
+    )
+
+    approximate_from: int | None = option(
+        DEFAULT_APPROXIMATE_FROM,
+        "store",
+        f"units from which the default FAISS store searches an HNSW graph (default {DEFAULT_APPROXIMATE_FROM:,}); "
+        "below it, exact",
+        min=1,
+    )
+    hnsw_m: int = option(32, "store", "neighbours per node of the HNSW graph (FAISS's M; default 32)", min=2)
+    hnsw_ef_construction: int = option(
+        200, "store", "HNSW candidate list while inserting (efConstruction; default 200)", min=1
+    )
+    hnsw_ef_search: int = option(
+        384, "store", "HNSW candidate list while searching (efSearch; default 384, at least the units asked for)", min=1
     )
 
     def __post_init__(self) -> None:

@@ -8,11 +8,11 @@ a missing server is a failure.
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
 import sqlalchemy as sa
+from loopback_servers import loopback_server
 from postgres_server import start, stop
 
 from llama_index_pearl import PearlTableIndex, load_tables
@@ -39,28 +39,9 @@ ANALYZE;
 """
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true, and PostgreSQL tests cannot run: {reason}")
-    pytest.skip(f"PostgreSQL tests need a server: {reason} (set PEARL_TEST_POSTGRES_URL or install postgresql)")
-
-
 @pytest.fixture(scope="session")
 def postgres_url():
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        _unavailable("the psycopg driver is not installed (pip install -e '.[test]')")
-    url = os.environ.get("PEARL_TEST_POSTGRES_URL")
-    if url:
-        yield url
-        return
-    try:
-        url, folder = start()
-    except Exception as exc:  # no binaries, no unprivileged user, port trouble: say which
-        _unavailable(f"no local server could be started ({exc})")
-    yield url
-    stop(folder)
+    yield from loopback_server("PostgreSQL", "PEARL_TEST_POSTGRES_URL", start, stop, "psycopg")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@ Code is a ``bash`` or ``python`` block; output samples (``text``), diagrams (``m
 not. The blocks run in the README's order, the Python ones in one namespace (as a reader runs them one after the
 other), in a folder that holds what they read: ``my_csv_folder/`` and ``tables/`` (the bundled music CSVs) and
 ``music.sqlite`` (the same tables). A fake OpenAI-compatible LLM answers at ``http://127.0.0.1:8000/v1``, the
-address the blocks use: SQL for text-to-SQL prompts, a valid generated question otherwise. A block this test
+address the blocks use: SQL for text-to-SQL prompts, a valid generated question otherwise. A block that reads
+``MILVUS_URI`` runs against the Milvus server of ``tests/test_milvus.py`` (``PEARL_TEST_MILVUS_URL``, else one
+started here); without one it is left out, except where CI requires the server. A block this test
 cannot run says why in a comment right above it: ``<!-- not run by tests/test_readme.py: REASON -->``.
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fake_openai import FakeOpenAIServer, prompt_text, text, valid_answer
+from milvus_server import start, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_DATA = ROOT / "llama_index_pearl" / "example_data"
@@ -88,7 +91,24 @@ def llm_on_port_8000():
     server.stop()
 
 
-def test_every_code_block_runs_as_written(reader_folder, llm_on_port_8000):
+@pytest.fixture
+def milvus_uri(monkeypatch):
+    """The Milvus server's URL as ``MILVUS_URI`` (the README's blocks read it), or ``None`` without one."""
+    url, folder = os.environ.get("PEARL_TEST_MILVUS_URL"), None
+    if not url:
+        try:
+            url, folder = start()
+        except Exception as exc:
+            if os.environ.get("CI") == "true" or os.environ.get("PEARL_REQUIRE_MILVUS"):
+                pytest.fail(f"the README's Milvus blocks must run here, and no server could be started: {exc}")
+    if url:
+        monkeypatch.setenv("MILVUS_URI", url)
+    yield url
+    if folder is not None:
+        stop(folder)
+
+
+def test_every_code_block_runs_as_written(reader_folder, llm_on_port_8000, milvus_uri):
     from llama_index.core import Settings
 
     namespace: dict[str, object] = {"__name__": "__readme__"}
@@ -97,7 +117,7 @@ def test_every_code_block_runs_as_written(reader_folder, llm_on_port_8000):
     ran = []
     try:
         for block in readme_blocks():
-            if block.language not in CODE or block.not_run:
+            if block.language not in CODE or block.not_run or ("MILVUS_URI" in block.code and not milvus_uri):
                 continue
             if block.language == "bash":
                 done = subprocess.run(

@@ -24,6 +24,7 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.augment import (
     AugmentedCorpus,
     build_augmented_units,
@@ -377,7 +378,9 @@ def build_corpus(
         if not units:
             raise ValueError("The build produced no units")
         with stage(report.seconds, "embed"):
-            vector_index = build_vector_index(units, model, storage_context, show_progress=show_progress)
+            vector_index = build_vector_index(
+                units, model, storage_context, show_progress=show_progress, approximate=ApproximateSearch.of(config)
+            )
         with stage(report.seconds, "tables"):
             catalog = Catalog.of(loaded, units, serializer, config.table_text_chars)
     report.n_tables = len(loaded)

@@ -2,7 +2,9 @@
 
 The default store is :class:`PearlFaissStore`: exact inner product
 (``IndexFlatIP``, so inner product equals cosine on normalised vectors) behind an
-``IndexIDMap2``, so units can be deleted by node id for incremental indexing.
+``IndexIDMap2``, so units can be deleted by node id for incremental indexing; from a unit
+count on (``PearlConfig.approximate_from``) an HNSW graph over the same vectors
+(:mod:`~llama_index_pearl.corpus.approximate`).
 LlamaIndex's ``FaissMapVectorStore`` uses ``ntotal`` as the next FAISS id, which
 collides with a live id after a delete; this subclass draws ids from a monotonic
 counter persisted with the id map (JSON), and adds vectors in one batch. What retrieval and persistence
@@ -17,17 +19,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode, TextNode, TransformComponent
-from llama_index.core.vector_stores.types import BasePydanticVectorStore
+from llama_index.core.vector_stores.types import BasePydanticVectorStore, VectorStoreQuery, VectorStoreQueryResult
 from llama_index.vector_stores.faiss import FaissMapVectorStore
+
+from llama_index_pearl.corpus.approximate import ApproximateSearch, ExactView, graph_of, one_faiss_thread
 
 __all__ = [
     "ID_MAP_FILE",
@@ -42,6 +47,7 @@ __all__ = [
     "normalise",
     "one_faiss_thread",
     "store_dimension",
+    "store_location",
     "unit_vectors",
 ]
 
@@ -49,13 +55,17 @@ ID_MAP_FILE = "id_map.json"
 
 
 class PearlFaissStore(FaissMapVectorStore):
-    """Exact FAISS store with deletes: ``IndexIDMap2`` over ``IndexFlatIP``, monotonic ids.
+    """FAISS store with deletes: ``IndexIDMap2`` over ``IndexFlatIP`` (exact), monotonic ids.
+
+    Past ``approximate.from_units`` units its vectors move into an HNSW graph
+    (:mod:`~llama_index_pearl.corpus.approximate`); below it nothing differs.
 
     Args:
         faiss_index: A ``faiss.IndexIDMap2`` (use :func:`exact_faiss_store` for a new one).
     """
 
     _next_id: int = PrivateAttr(default=0)
+    _approximate: ApproximateSearch | None = PrivateAttr(default=None)
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         """Add nodes with embeddings; each gets a FAISS id never used before in this store."""
@@ -64,15 +74,87 @@ class PearlFaissStore(FaissMapVectorStore):
         vectors = np.asarray([n.get_embedding() for n in nodes], dtype=np.float32)
         ids = np.arange(self._next_id, self._next_id + len(nodes), dtype=np.int64)
         self._faiss_index.add_with_ids(vectors, ids)
+        replaced = []
         for node, faiss_id in zip(nodes, ids.tolist()):
             old = self._node_id_to_faiss_id_map.get(node.node_id)
             if old is not None:  # re-adding a node replaces its vector
-                self._faiss_index.remove_ids(np.array([old], dtype=np.int64))
+                replaced.append(old)
                 self._faiss_id_to_node_id_map.pop(old, None)
             self._node_id_to_faiss_id_map[node.node_id] = faiss_id
             self._faiss_id_to_node_id_map[faiss_id] = node.node_id
         self._next_id += len(nodes)
+        self._remove(replaced)
+        self._follow_size()
         return [n.node_id for n in nodes]
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Delete the unit whose node id is ``ref_doc_id`` (units are their own documents)."""
+        self.delete_nodes([ref_doc_id])
+
+    def delete_nodes(self, node_ids: list[str] | None = None, filters: Any = None, **delete_kwargs: Any) -> None:
+        """Delete units by node id (ids not in the store are ignored).
+
+        Raises:
+            NotImplementedError: Metadata filters (FAISS has none).
+            ValueError: No node ids.
+        """
+        if filters is not None:
+            raise NotImplementedError("Metadata filters not implemented for FAISS")
+        if node_ids is None:
+            raise ValueError("node_ids must be provided to delete nodes")
+        removed = [self._node_id_to_faiss_id_map.pop(u) for u in node_ids if u in self._node_id_to_faiss_id_map]
+        for faiss_id in removed:
+            self._faiss_id_to_node_id_map.pop(faiss_id, None)
+        self._remove(removed)
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """Top-k units (LlamaIndex's own query path); an HNSW graph's tombstones are skipped."""
+        if query.filters is not None:
+            raise ValueError("Metadata filters not implemented for FAISS")
+        vector = np.asarray([query.query_embedding], dtype=np.float32)
+        scores, ids = self._faiss_index.search(vector, query.similarity_top_k + self.tombstones())
+        kept = [
+            (float(s), self._faiss_id_to_node_id_map[i])
+            for s, i in zip(scores[0], ids[0].tolist())
+            if i in self._faiss_id_to_node_id_map
+        ][: query.similarity_top_k]
+        return VectorStoreQueryResult(similarities=[s for s, _ in kept], ids=[u for _, u in kept])
+
+    def tombstones(self) -> int:
+        """Vectors of deleted units still in an HNSW graph (0 for the exact store)."""
+        return int(self._faiss_index.ntotal) - len(self._node_id_to_faiss_id_map)
+
+    def approximate(self, settings: ApproximateSearch | None) -> None:
+        """Search approximately from ``settings.from_units`` units on (``None``: always exact); applied now."""
+        self._approximate = settings
+        graph = graph_of(self._faiss_index)
+        if graph is not None and settings is not None:
+            graph.hnsw.efSearch = settings.ef_search
+        self._follow_size()
+
+    def _remove(self, faiss_ids: Sequence[int]) -> None:
+        """Drop vectors; an HNSW graph keeps them as tombstones until they outnumber the live units."""
+        if not faiss_ids:
+            return
+        if graph_of(self._faiss_index) is None:
+            self._faiss_index.remove_ids(np.asarray(faiss_ids, dtype=np.int64))
+        elif self.tombstones() > len(self._node_id_to_faiss_id_map):
+            self._rebuild(self._approximate or _graph_settings(self._faiss_index))
+
+    def _follow_size(self) -> None:
+        """Turn into an HNSW graph once the live units reach the threshold (never back: deletes keep the graph)."""
+        settings = self._approximate
+        if (
+            settings is not None
+            and graph_of(self._faiss_index) is None
+            and len(self._node_id_to_faiss_id_map) >= settings.from_units
+        ):
+            self._rebuild(settings)
+
+    def _rebuild(self, settings: ApproximateSearch) -> None:
+        live = np.asarray(sorted(self._faiss_id_to_node_id_map), dtype=np.int64)
+        vectors = self._faiss_index.reconstruct_batch(live) if len(live) else np.zeros((0, self._faiss_index.d))
+        self._faiss_index = settings.graph(vectors, live)
 
     def persist(self, persist_path: str = "", fs: Any = None) -> None:
         """Write the FAISS index and, next to it, the id map and id counter as JSON."""
@@ -98,16 +180,19 @@ class PearlFaissStore(FaissMapVectorStore):
         return np.asarray(self._faiss_index.reconstruct_batch(keys), dtype=np.float32)
 
     def exact_view(self) -> ExactView:
-        """The stored vectors numbered in store order, for exact search until the store next changes."""
+        """The stored vectors numbered in store order, for search until the store next changes."""
         return ExactView(self._faiss_index, self._node_id_to_faiss_id_map)
 
     @classmethod
-    def from_files(cls, faiss_path: str, id_map_path: str) -> PearlFaissStore:
+    def from_files(
+        cls, faiss_path: str, id_map_path: str, approximate: ApproximateSearch | None = None
+    ) -> PearlFaissStore:
         """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle).
 
         Args:
             faiss_path: The FAISS index file.
             id_map_path: The JSON id map next to it.
+            approximate: The build's settings of approximate search (:meth:`approximate`).
 
         Raises:
             ValueError: The FAISS file is not an ``IndexIDMap2``, or the id map is
@@ -128,83 +213,34 @@ class PearlFaissStore(FaissMapVectorStore):
             next_id = int(data["next_id"])
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"Corrupted FAISS id map {id_map_path!r}: {exc}") from exc
-        if len(mapping) != index.ntotal:
+        # an HNSW graph may hold more vectors than units (tombstones), but every unit's vector
+        stored = set(faiss.vector_to_array(index.id_map).tolist())
+        exact = graph_of(index) is None
+        if (len(mapping) != index.ntotal) if exact else not stored.issuperset(mapping.values()):
             raise ValueError(
                 f"FAISS id map {id_map_path!r} lists {len(mapping)} vectors, the index holds {index.ntotal}"
             )
         store = cls(faiss_index=index)
         store._node_id_to_faiss_id_map = mapping
         store._faiss_id_to_node_id_map = {v: k for k, v in mapping.items()}
-        store._next_id = max(next_id, max(mapping.values(), default=-1) + 1)
+        store._next_id = max(next_id, max(stored, default=-1) + 1)
+        store.approximate(approximate)
         return store
 
 
-class ExactView:
-    """One state of a :class:`PearlFaissStore`: units numbered in store order (their FAISS ids), exact scores.
-
-    Valid until the store changes (the index swaps views under its write lock). Reads the vectors in place.
-
-    Args:
-        client: The store's ``IndexIDMap2`` over an ``IndexFlatIP``.
-        node_to_faiss: Node id -> FAISS id.
-    """
-
-    def __init__(self, client: Any, node_to_faiss: Mapping[str, int]) -> None:
-        import faiss
-
-        by_faiss_id = sorted(node_to_faiss.items(), key=lambda item: item[1])
-        self.unit_ids = [node_id for node_id, _ in by_faiss_id]
-        faiss_ids = np.asarray([fid for _, fid in by_faiss_id], dtype=np.int64)
-        self._client = client
-        self._flat = faiss.downcast_index(client.index)
-        self._fid_to_unit = np.full(int(faiss_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
-        self._fid_to_unit[faiss_ids] = np.arange(len(faiss_ids))
-        rows_to_fid = faiss.vector_to_array(client.id_map).astype(np.int64)
-        self._unit_row = np.empty(len(faiss_ids), dtype=np.int64)
-        self._unit_row[self._fid_to_unit[rows_to_fid]] = np.arange(len(rows_to_fid))
-
-    def top(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """FAISS's exact top-``n`` per query row: ``(scores, unit numbers)``, ``-1`` where none."""
-        with one_faiss_thread() if len(queries) == 1 else nullcontext():
-            scores, faiss_ids = self._client.search(queries, n)
-        units = np.where(faiss_ids >= 0, self._fid_to_unit[np.maximum(faiss_ids, 0)], -1)
-        return scores, units
-
-    def scores(self, query: np.ndarray, units: np.ndarray) -> np.ndarray:
-        """Cosines of some units (their unit numbers) with the query."""
-        return self._vectors()[self._unit_row[units]] @ query
-
-    def all_scores(self, query: np.ndarray) -> np.ndarray:
-        """Every unit's cosine with the query, by unit number (one read of every stored vector)."""
-        return (self._vectors() @ query)[self._unit_row]
-
-    def _vectors(self) -> np.ndarray:
-        import faiss
-
-        n, d = self._flat.ntotal, self._flat.d
-        return faiss.rev_swig_ptr(self._flat.get_xb(), n * d).reshape(n, d)
-
-
-@contextmanager
-def one_faiss_thread() -> Iterator[None]:
-    """FAISS on one OpenMP thread for the block: one query needs no thread team, and waking one on a busy
-    machine costs more than the search (benchmarks/README.md). OpenMP's thread count is a setting of the
-    calling thread, so other threads are not affected; it is restored afterwards."""
+def exact_faiss_store(dim: int, approximate: ApproximateSearch | None = None) -> PearlFaissStore:
+    """A new empty :class:`PearlFaissStore` of dimension ``dim`` (approximate past ``approximate.from_units``)."""
     import faiss
 
-    previous = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(previous)
+    store = PearlFaissStore(faiss_index=faiss.IndexIDMap2(faiss.IndexFlatIP(dim)))
+    store.approximate(approximate)
+    return store
 
 
-def exact_faiss_store(dim: int) -> PearlFaissStore:
-    """A new empty :class:`PearlFaissStore` of dimension ``dim``."""
-    import faiss
-
-    return PearlFaissStore(faiss_index=faiss.IndexIDMap2(faiss.IndexFlatIP(dim)))
+def _graph_settings(index: Any) -> ApproximateSearch:
+    """The settings an HNSW graph was built with (a store loaded without the build's settings)."""
+    graph = graph_of(index)
+    return ApproximateSearch(0, graph.hnsw.nb_neighbors(1), graph.hnsw.efConstruction, graph.hnsw.efSearch)
 
 
 def unit_vectors(store: BasePydanticVectorStore, unit_ids: Sequence[str]) -> np.ndarray | None:
@@ -249,6 +285,34 @@ def store_dimension(store: BasePydanticVectorStore) -> int | None:
     return None
 
 
+def store_location(store: BasePydanticVectorStore) -> dict[str, str]:
+    """Where a store keeps the vectors, for the manifest: ``{"store": class}``, plus ``server`` and ``collection``
+    for a store of a server (Milvus, Qdrant, Chroma...). The server's address is kept without credentials.
+
+    Args:
+        store: The index's vector store.
+    """
+    where = {"store": type(store).__name__}
+    if isinstance(store, PearlFaissStore):
+        return where
+    client = getattr(store, "client", None)
+    # MilvusVectorStore's own ``uri`` field keeps its default: the address it connected to is its client's
+    server = getattr(getattr(client, "_config", None), "uri", None) or getattr(store, "url", None)
+    if isinstance(server, str) and server:
+        where["server"] = _without_credentials(server)
+    collection = getattr(store, "collection_name", None) or getattr(store, "table_name", None)
+    if isinstance(collection, str) and collection:
+        where["collection"] = collection
+    return where
+
+
+def _without_credentials(address: str) -> str:
+    parts = urlsplit(address)
+    if parts.username is None and parts.password is None:
+        return address
+    return parts._replace(netloc=f"{parts.hostname}{f':{parts.port}' if parts.port else ''}").geturl()
+
+
 class KeepUnitsWhole(TransformComponent):
     """The index's transformation: none. A unit is embedded and stored whole, never split.
 
@@ -265,11 +329,13 @@ def build_vector_index(
     embed_model: BaseEmbedding,
     storage_context: StorageContext | None = None,
     show_progress: bool = False,
+    approximate: ApproximateSearch | None = None,
 ) -> VectorStoreIndex:
-    """Embed units once (normalised) and store them; default store is exact FAISS IP."""
+    """Embed units once (normalised) and store them; default store is FAISS IP, exact below ``approximate``."""
     with embedded(units, embed_model, show_progress) as nodes:
         if storage_context is None:
-            storage_context = StorageContext.from_defaults(vector_store=exact_faiss_store(len(nodes[0].embedding)))
+            store = exact_faiss_store(len(nodes[0].embedding), approximate)
+            storage_context = StorageContext.from_defaults(vector_store=store)
         # store_nodes_override: the docstore keeps every unit even when the store holds text
         # (Qdrant), so persist/load and incremental deletes work the same with every store
         return VectorStoreIndex(

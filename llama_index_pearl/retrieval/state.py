@@ -13,7 +13,9 @@ arrays (:class:`~llama_index_pearl.retrieval.pooling.Memberships`), and searches
   of the tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare case the
   top-n cannot decide (fewer than k tables, or a tie at its last score), or when lexical evidence is added,
   one pass scoring every stored vector, its best units pooled
-  (:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`);
+  (:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`); past ``PearlConfig.approximate_from`` units
+  the store is an HNSW graph (:mod:`~llama_index_pearl.corpus.approximate`): the top-n comes from the graph,
+  and that pass scores only the graph's top units and the lexically best ones;
 - a Qdrant store with Qdrant's grouped search (:mod:`~llama_index_pearl.retrieval.grouped_search`);
 - other stores through LlamaIndex's retriever (``PearlRetriever`` fetches, this state pools).
 
@@ -53,6 +55,7 @@ from llama_index_pearl.text.serialization import table_name_in_text
 __all__ = ["RetrievableIndex", "RetrievalState"]
 
 _WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
+APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, where the exact store scores all
 
 
 class RetrievableIndex(IndexState, Protocol):
@@ -307,12 +310,27 @@ class RetrievalState:
         return pooled
 
     def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[PooledTable]:
-        """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first."""
+        """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first.
+
+        On an HNSW store only candidates are scored: the graph's top units and, with a boost, as many of the
+        lexically best (every other unit scores ``-inf``); a full pass would cost what the graph saves.
+        """
         assert self.view is not None
-        cosines = self.view.all_scores(query)
+        cosines = self._candidate_cosines(query, fetch, boost) if self.view.approximate else self.view.all_scores(query)
         if boost is None:
             return pool_best_units(cosines, self.memberships, k, fetch)
         return pool_best_units(cosines + boost, self.memberships, k, fetch, cosines)
+
+    def _candidate_cosines(self, query: np.ndarray, fetch: int, boost: np.ndarray | None) -> np.ndarray:
+        assert self.view is not None
+        m = min(len(self.unit_ids), max(fetch, APPROXIMATE_CANDIDATES))
+        _, top = self.view.top(query[None, :], m)
+        candidates = top[0][top[0] >= 0]
+        if boost is not None:
+            candidates = np.union1d(candidates, np.argpartition(-boost, m - 1)[:m])
+        cosines = np.full(len(self.unit_ids), -np.inf, dtype=np.float32)
+        cosines[candidates] = self.view.scores(query, candidates)
+        return cosines
 
     def search_grouped(self, query: Sequence[float], k: int) -> list[PooledTable]:
         """Exact top-``k`` tables pooled by Qdrant's grouped search (module ``grouped_search``)."""

@@ -58,11 +58,13 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
 from llama_index_pearl.corpus.stores import (
     ID_MAP_FILE,
     PearlFaissStore,
     index_dimension,
+    store_location,
 )
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, remove_stale, swap_in, temporary_sibling
@@ -163,6 +165,7 @@ def _write_files(index: IndexParts, folder: Path) -> None:
         "encoder": encoder_identity(index.embed_model),
         "dimension": index_dimension(index.vector_index, index.embed_model),
         "vector_store": _store_kind(index),
+        "vectors_at": store_location(index.vector_index.vector_store),  # what lives outside this folder
         "n_tables": len(index.tables),
         "n_units": len(index.units),
         "config": index.config.to_dict(),
@@ -336,7 +339,7 @@ def _load(
         spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    stores = OpenedStores(snapshot, manifest, model, storage_context)
+    stores = OpenedStores(snapshot, manifest, model, storage_context, ApproximateSearch.of(config))
     catalog = read_catalog(folder / CATALOG, snapshot.json(CATALOG), manifest["n_tables"], manifest["n_units"])
     graph = _read_graph(snapshot, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))

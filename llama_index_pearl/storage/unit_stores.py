@@ -18,6 +18,7 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.storage.index_store import SimpleIndexStore
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
+from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.stores import ID_MAP_FILE, KeepUnitsWhole, PearlFaissStore, store_dimension
 from llama_index_pearl.storage.catalog_files import CATALOG
@@ -39,6 +40,7 @@ class OpenedStores:
         manifest: Its manifest.
         model: The encoder.
         storage_context: The caller's, for an external vector store; ``None``: the folder's FAISS files.
+        approximate: How the folder's FAISS store searches past ``PearlConfig.approximate_from`` units.
     """
 
     def __init__(
@@ -47,9 +49,12 @@ class OpenedStores:
         manifest: dict[str, Any],
         model: BaseEmbedding,
         storage_context: StorageContext | None,
+        approximate: ApproximateSearch | None = None,
     ) -> None:
         self._snapshot = snapshot
         self._folder = snapshot.folder
+        self._manifest = manifest
+        self._approximate = approximate
         self._dimension = manifest["dimension"]
         self._n_units = manifest["n_units"]
         self._model = model
@@ -62,7 +67,16 @@ class OpenedStores:
             return self._store
         folder, dimension = self._folder, self._dimension
         if self._storage_context is None:
-            store = PearlFaissStore.from_files(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE))
+            where = self._manifest.get("vectors_at") or {}
+            if where.get("server"):  # the folder holds no vectors: say where they are
+                raise ValueError(
+                    f"The index at {str(folder)!r} keeps its vectors in {where.get('store')} on {where['server']} "
+                    f"(collection {where.get('collection')!r}); pass storage_context=StorageContext.from_defaults("
+                    f"vector_store=<that store>, persist_dir=...) to PearlTableIndex.load"
+                )
+            store = PearlFaissStore.from_files(
+                str(folder / FAISS_FILE), str(folder / ID_MAP_FILE), approximate=self._approximate
+            )
             for name in (FAISS_FILE, ID_MAP_FILE):  # FAISS opens them by name: the files checked at load?
                 self._snapshot.check_same(name)
             if store.client.d != dimension:
