@@ -102,7 +102,7 @@ class RetrievalState:
         catalog = index.catalog.units
         self.unit_ids = self.view.unit_ids if self.view is not None else list(catalog)
         self.table_ids = list(index.tables)
-        number = {table_id: i for i, table_id in enumerate(self.table_ids)}
+        self._table_number = number = {table_id: i for i, table_id in enumerate(self.table_ids)}
         self.units: dict[str, UnitInfo] = {u: catalog.get(u, UnitInfo(None, [], None)) for u in self.unit_ids}
         lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
         self.memberships = Memberships.from_lists(lists, self.table_ids, self.unit_ids)
@@ -239,7 +239,7 @@ class RetrievalState:
     def bridge_records(self, query: np.ndarray, boost: np.ndarray | None) -> Callable[[list[str]], list[PooledTable]]:
         """Pooled records of given tables for one query (default FAISS store): each table's best unit, scored."""
         assert self.view is not None
-        view, number = self.view, {t: i for i, t in enumerate(self.table_ids)}
+        view, number = self.view, self._table_number
 
         def records(table_ids: list[str]) -> list[PooledTable]:
             out = []
