@@ -110,8 +110,7 @@ class FolderSnapshot:
     def read(self, name: str) -> bytes:
         """The bytes of a held file, checked again against the manifest's SHA-256 (changed in place: an error)."""
         data = _read_all(self._held(name))
-        if hashlib.sha256(data).hexdigest() != self._records[name]["sha256"]:
-            raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
+        self._unchanged(name, hashlib.sha256(data).hexdigest())
         return data
 
     def parse_lines(self, name: str, parse: Callable[[Iterable[str]], T]) -> T:
@@ -125,13 +124,16 @@ class FolderSnapshot:
         try:
             with io.TextIOWrapper(io.BufferedReader(reader, _CHUNK), encoding="utf-8") as text:
                 parsed = parse(text)
-        except Exception as exc:
-            if sha256_of(fd) != self._records[name]["sha256"]:
-                raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)") from exc
+        except Exception:
+            self._unchanged(name, sha256_of(fd))  # a parse error of a changed file is the change
             raise
-        if reader.sha.hexdigest() != self._records[name]["sha256"]:
-            raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
+        self._unchanged(name, reader.sha.hexdigest())
         return parsed
+
+    def _unchanged(self, name: str, digest: str) -> None:
+        """An :class:`IndexFileError` naming the file unless ``digest`` is the one checked at load."""
+        if digest != self._records[name]["sha256"]:
+            raise IndexFileError(self.path(name), f"{_DIFFERS} (changed since load)")
 
     def keep_only(self, names: set[str]) -> None:
         """Close every held file but ``names`` (those still to be read) and the folder's handle."""
