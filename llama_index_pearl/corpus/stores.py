@@ -214,16 +214,16 @@ class PearlFaissStore(FaissMapVectorStore):
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"Corrupted FAISS id map {id_map_path!r}: {exc}") from exc
         # an HNSW graph may hold more vectors than units (tombstones), but every unit's vector
-        stored = set(faiss.vector_to_array(index.id_map).tolist())
+        stored = faiss.vector_to_array(index.id_map)
         exact = graph_of(index) is None
-        if (len(mapping) != index.ntotal) if exact else not stored.issuperset(mapping.values()):
+        if (len(mapping) != index.ntotal) if exact else not set(stored.tolist()).issuperset(mapping.values()):
             raise ValueError(
                 f"FAISS id map {id_map_path!r} lists {len(mapping)} vectors, the index holds {index.ntotal}"
             )
         store = cls(faiss_index=index)
         store._node_id_to_faiss_id_map = mapping
         store._faiss_id_to_node_id_map = {v: k for k, v in mapping.items()}
-        store._next_id = max(next_id, max(stored, default=-1) + 1)
+        store._next_id = max(next_id, int(stored.max(initial=-1)) + 1)
         store.approximate(approximate)
         return store
 
