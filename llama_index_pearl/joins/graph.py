@@ -38,6 +38,7 @@ __all__ = [
     "read_graphml",
     "select_paths",
     "stored_paths",
+    "strongest_middle",
     "write_graphml",
 ]
 
@@ -140,6 +141,23 @@ def join_edge(graph: nx.Graph, a: str, b: str) -> JoinEdge:
         KeyError: The tables are not joined.
     """
     return _join_edge(a, b, graph.edges[a, b])
+
+
+def strongest_middle(graph: nx.Graph, a: str, b: str) -> tuple[float, str] | None:
+    """The table two tables join best through, and how strongly: its weaker join's score, highest first
+    (ties: the first by name, so every run picks the same); ``None`` when they share no neighbour.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+        a: One table.
+        b: The other.
+    """
+    best: tuple[float, str] | None = None
+    for middle in sorted(set(graph.neighbors(a)) & set(graph.neighbors(b))):
+        strength = min(join_edge(graph, a, middle).score, join_edge(graph, middle, b).score)
+        if best is None or strength > best[0]:
+            best = (strength, middle)
+    return best
 
 
 def join_edges(graph: nx.Graph) -> list[JoinEdge]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import Join, join_edge, joins_between
+from llama_index_pearl.joins.graph import Join, joins_between, strongest_middle
 
 __all__ = ["Join", "JoinHint", "compute_join_hints", "format_join_hints", "hints_for_table", "hints_of_result"]
 
@@ -83,12 +83,8 @@ def _oriented(graph: nx.Graph, left: str, right: str) -> list[Join]:
 
 
 def _via(graph: nx.Graph, a: str, b: str) -> str | None:
-    """The best table to go through: the strongest weaker join, then name (deterministic)."""
-    best: tuple[float, str] | None = None
-    for middle in sorted(set(graph.neighbors(a)) & set(graph.neighbors(b))):
-        strength = min(join_edge(graph, a, middle).score, join_edge(graph, middle, b).score)
-        if best is None or strength > best[0]:
-            best = (strength, middle)
+    """The best table to go through (:func:`~llama_index_pearl.joins.graph.strongest_middle`)."""
+    best = strongest_middle(graph, a, b)
     return best[1] if best else None
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import join_edge
+from llama_index_pearl.joins.graph import strongest_middle
 
 __all__ = [
     "BRIDGE",
@@ -228,16 +228,9 @@ def _link(
         return ()
     if most < 1:
         return None
-    best: tuple[float, str] | None = None
-    for member in members:
-        if member not in graph:
-            continue
-        for middle in sorted(neighbours.intersection(graph.neighbors(member))):
-            strength = min(_strength(graph, table, middle), _strength(graph, middle, member))
-            if best is None or strength > best[0]:
-                best = (strength, middle)
-    if best is not None:
-        return (best[1],)
+    middles = [found for m in members if m in graph and (found := strongest_middle(graph, table, m)) is not None]
+    if middles:  # the first strongest: by member order, then by name
+        return (max(middles, key=lambda found: found[0])[1],)
     if most < 2:
         return None
     lengths = nx.single_source_shortest_path_length(graph, table, cutoff=most + 1)
@@ -250,10 +243,6 @@ def _link(
         itertools.islice(paths, MAX_PATHS), key=lambda p: (sum(scores.get(t, 0.0) for t in p[1:-1]), tuple(p))
     )
     return tuple(best_path[1:-1])
-
-
-def _strength(graph: nx.Graph, a: str, b: str) -> float:
-    return join_edge(graph, a, b).score
 
 
 def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
