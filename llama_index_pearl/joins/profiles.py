@@ -146,7 +146,8 @@ class ColumnProfile:
 
     @property
     def key_like(self) -> bool:
-        """Unique and non-null over the rows read: what the referenced side of a foreign key is.
+        """Unique and non-null over the rows read, and no label (:func:`mark_labels`): what the referenced side of a
+        foreign key is.
 
         Both shares are held to ``KEY_RATIO``, so a few duplicated or missing cells (a
         daylight-saving hour written twice) do not unmake a key, while a mostly empty column
@@ -397,8 +398,8 @@ def mark_labels(columns: Sequence[ColumnProfile]) -> None:
     """
     if not any(p.identifier for p in columns):
         return
+    own_words = {entity_singular(w) for w in table_name_words(columns[0].table_id)}
     for p in columns:
-        own_words = {entity_singular(w) for w in table_name_words(p.table_id)}
         named_key = parse_reference(p.bare_name).key is not None  # playerID beside a surrogate ID: a natural key
         if p.unique and not named_key and not {entity_singular(w) for w in p.tokens} & own_words:
             p.label = True
