@@ -3,7 +3,10 @@
 Synthetic tables and units stand in for a large lake: ``units / 20`` tables, each a random unit vector (its
 centre); a unit stands for 1 table (60 %), 2 (30 %) or 3 (10 %), its vector the normalised sum of its tables'
 centres plus noise of the same norm (cosine about 0.7 with a one-table unit's centre, as a real unit with the
-question that names its table); a query names 1 or 2 tables the same way, a little noisier. For each size it
+question that names its table); a query names 1 or 2 tables the same way, a little noisier. With
+``--domain-tables N`` tables come in domains of N (a database, a topic) whose centres share a direction, and the
+second and third tables of a unit or a question come from its first table's domain, as joined tables come from one
+database (``--joins-anywhere``: from any domain, the harder lake). For each size it
 builds, through :class:`~llama_index_pearl.corpus.stores.PearlFaissStore`'s own ``add``, the exact store and the
 HNSW store (``PearlConfig``'s ``hnsw_*`` defaults), and reports build time, the resident memory each added,
 query p50/p95 of ``RetrievalState.search_many`` (top-n search and max-pooling to tables, one query at a time,
@@ -12,8 +15,8 @@ exact store's top-10 tables. ``--server URL`` does the same for a Milvus server 
 (``llama-index-vector-stores-milvus``'s ``MilvusVectorStore``: insert, then top-n queries over-fetched until
 the max-pooled top-10 is final, as the retriever does with any store), at ``--server-units``.
 
-    nice -n 5 python benchmarks/scale.py --sizes 30000,100000,300000,1000000 --queries 300 \\
-        --server "$PEARL_TEST_MILVUS_URL" --server-units 100000 --json /tmp/scale.json
+    nice -n 5 python benchmarks/scale.py --sizes 100000,1000000 --queries 300 --domain-tables 20 \\
+        --server "$PEARL_TEST_MILVUS_URL" --server-units 1000000 --json /tmp/scale.json
 """
 
 from __future__ import annotations
@@ -51,15 +54,16 @@ MAX_SERVER_FETCH = 2_560
 class Lake:
     """Synthetic tables (centres) and units (vectors and the tables each stands for)."""
 
-    def __init__(self, n_units: int, seed: int = 0, per_domain: int = 0) -> None:
+    def __init__(self, n_units: int, seed: int = 0, per_domain: int = 0, joins_anywhere: bool = False) -> None:
         rng = np.random.default_rng(seed)
         self.n_tables = max(K, n_units // UNITS_PER_TABLE)
         self.centres = _normalised(rng.standard_normal((self.n_tables, DIM), dtype=np.float32))
         if per_domain:  # tables of one database or topic lean one way: centre = domain + as much noise
             domains = _normalised(rng.standard_normal((-(-self.n_tables // per_domain), DIM), dtype=np.float32))
             self.centres = _normalised(domains[np.arange(self.n_tables) // per_domain] + self.centres)
+        self.per_domain = 0 if joins_anywhere else per_domain
         sizes = rng.choice([1, 2, 3], size=n_units, p=[0.6, 0.3, 0.1])
-        self.tables = [rng.choice(self.n_tables, size=s, replace=False).tolist() for s in sizes]
+        self.tables = self._joined(rng, sizes)
         self.vectors = np.empty((n_units, DIM), dtype=np.float32)
         for start in range(0, n_units, BATCH):
             chunk = self.tables[start : start + BATCH]
@@ -68,8 +72,20 @@ class Lake:
 
     def queries(self, n: int, seed: int = 1) -> np.ndarray:
         rng = np.random.default_rng(seed)
-        named = [rng.choice(self.n_tables, size=s, replace=False).tolist() for s in rng.choice([1, 2], size=n)]
-        return _noisy(rng, self.centres, named, 1.2)
+        return _noisy(rng, self.centres, self._joined(rng, rng.choice([1, 2], size=n)), 1.2)
+
+    def _joined(self, rng: np.random.Generator, sizes: np.ndarray) -> list[list[int]]:
+        """Tables a unit or a question names: any first table; with domains, the others from its domain (tables
+        that join are tables of one database), else (or with ``joins_anywhere``) from anywhere."""
+        if not self.per_domain:
+            return [rng.choice(self.n_tables, size=s, replace=False).tolist() for s in sizes]
+        named = []
+        for size, first in zip(sizes, rng.integers(self.n_tables, size=len(sizes))):
+            start = first - first % self.per_domain
+            mates = np.arange(start, min(start + self.per_domain, self.n_tables))
+            others = rng.choice(mates[mates != first], size=min(size - 1, len(mates) - 1), replace=False)
+            named.append([int(first), *others.tolist()])
+        return named
 
     def nodes(self, start: int, stop: int) -> list[TextNode]:
         return [
@@ -154,10 +170,10 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
 
 
 def measure_size(
-    n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int], per_domain: int = 0
+    n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int], lake_shape: dict[str, Any]
 ) -> dict[str, Any]:
     """Both stores at one size; the graph searched with each ``efSearch`` of ``ef_searches`` (built once)."""
-    lake = Lake(n_units, per_domain=per_domain)
+    lake = Lake(n_units, **lake_shape)
     queries = lake.queries(n_queries)
     result: dict[str, Any] = {"units": n_units, "tables": lake.n_tables}
     exact_tables: list[list[str]] = []
@@ -178,11 +194,11 @@ def measure_size(
     return result
 
 
-def measure_server(url: str, n_units: int, n_queries: int) -> dict[str, Any]:
+def measure_server(url: str, n_units: int, n_queries: int, lake_shape: dict[str, Any]) -> dict[str, Any]:
     """Insert into a Milvus server and query it as the retriever queries any store; recall against exact."""
     from llama_index.vector_stores.milvus import MilvusVectorStore
 
-    lake = Lake(n_units)
+    lake = Lake(n_units, **lake_shape)
     queries = lake.queries(n_queries)
     exact, _, _ = build_store(lake, None)
     exact_tables, _ = top_tables(RetrievalState(SyntheticIndex(exact, lake)), queries)
@@ -231,7 +247,7 @@ def _over_fetched(query: Callable[[int], Any], membership: dict[str, list[str]])
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100000,1000000", help="unit counts, comma-separated")
+    parser.add_argument("--sizes", default="100000,1000000", help="unit counts, comma-separated ('': none)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--server", help="a Milvus server's URL (http://127.0.0.1:PORT)")
     parser.add_argument("--server-units", type=int, default=100_000)
@@ -242,6 +258,12 @@ def main() -> None:
         default=0,
         help="tables per domain (a database, a topic): their centres share a direction (default 0: every table's "
         "centre independent of the others)",
+    )
+    parser.add_argument(
+        "--joins-anywhere",
+        action="store_true",
+        help="with --domain-tables, a unit's or question's second and third tables come from any domain, not the "
+        "first table's (the harder lake: 40 %% of units lie between two unrelated domains)",
     )
     parser.add_argument("--hnsw-m", type=int, help="the graph's M (default: the config's)")
     parser.add_argument("--ef-construction", type=int, help="the graph's efConstruction (default: the config's)")
@@ -260,10 +282,12 @@ def main() -> None:
     )
     results: dict[str, Any] = {"hnsw": vars(settings) if hasattr(settings, "__dict__") else str(settings)}
     efs = [int(e) for e in args.ef_search.split(",")] if args.ef_search else [settings.ef_search]
-    sizes = [int(n) for n in args.sizes.split(",")]
-    results["sizes"] = [measure_size(n, args.queries, settings, efs, args.domain_tables) for n in sizes]
+    sizes = [int(n) for n in args.sizes.split(",") if n]  # --sizes "": the server alone
+    shape = {"per_domain": args.domain_tables, "joins_anywhere": args.joins_anywhere}
+    results["lake"] = shape
+    results["sizes"] = [measure_size(n, args.queries, settings, efs, shape) for n in sizes]
     if args.server:
-        results["server"] = measure_server(args.server, args.server_units, args.queries)
+        results["server"] = measure_server(args.server, args.server_units, args.queries, shape)
         print("server", json.dumps(results["server"]), flush=True)
     if args.json:
         with open(args.json, "w") as handle:

@@ -197,7 +197,7 @@ class PearlConfig:
         200, "store", "HNSW candidate list while inserting (efConstruction; default 200)", min=1
     )
     hnsw_ef_search: int = option(
-        384, "store", "HNSW candidate list while searching (efSearch; default 384, at least the units asked for)", min=1
+        768, "store", "HNSW candidate list while searching (efSearch; default 768, at least the units asked for)", min=1
     )
 
     def __post_init__(self) -> None:

@@ -130,3 +130,10 @@ def test_an_undecided_top_n_defers_to_pooling_every_unit(unit_tables, scores):
     memberships = numbered(unit_tables, 1 + max(t for ts in unit_tables for t in ts))
     units, fetched = top_n(scores, 2)
     assert pool_top_units(units, fetched, memberships, 2, False, lambda u: scores[u]) is None
+
+
+def test_an_approximate_top_n_is_widened_by_every_unit_of_its_first_tables_in_its_own_order():
+    memberships = Memberships.from_lists([[0], [1, 2], [2], [1], [0, 2]], ["a", "b", "c"], [f"u{i}" for i in range(5)])
+    widened = memberships.with_units_of_first_tables(np.array([3, 0]), 1)
+    assert widened.tolist() == [0, 1, 3]  # table b (unit 3 came first): its units 1 and 3; unit 0 stays
+    assert memberships.with_units_of_first_tables(np.array([3, 0]), 2).tolist() == [0, 1, 3, 4]

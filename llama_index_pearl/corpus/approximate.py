@@ -6,8 +6,8 @@ Below :attr:`ApproximateSearch.from_units` units the default store is exact (``I
 runs. From that count on, the store's vectors move into FAISS's ``IndexHNSWFlat`` (inner product), whose
 storage is itself an ``IndexFlatIP``: exact scores of chosen units, and the exact pass that lexical fusion
 needs, still read the vectors in place; only the top-n search walks the graph. HNSW cannot remove a vector,
-so a deleted unit's vector stays in the graph as a tombstone that maps to no unit (searches ask for that many
-more), until tombstones outnumber the live units and the graph is rebuilt from the live vectors. The file is
+so a deleted unit's vector stays in the graph as a tombstone that maps to no unit (searches walk through it but
+never return it), until tombstones outnumber the live units and the graph is rebuilt from the live vectors. The file is
 FAISS's own binary format (``faiss.write_index``), no pickle. Why these defaults: benchmarks/README.md, "Scale".
 
 Pipeline step: corpus (docs/architecture.md).
@@ -103,29 +103,26 @@ class ExactView:
         self.approximate = self._graph is not None
         self._flat = flat_storage(client)
         rows_to_fid = faiss.vector_to_array(client.id_map).astype(np.int64)
-        self._tombstones = len(rows_to_fid) - len(faiss_ids)
         self._fid_to_unit = np.full(int(max(faiss_ids.max(initial=-1), rows_to_fid.max(initial=-1))) + 1, -1)
         self._fid_to_unit[faiss_ids] = np.arange(len(faiss_ids))
         row_units = self._fid_to_unit[rows_to_fid]
         live = row_units >= 0
         self._unit_row = np.empty(len(faiss_ids), dtype=np.int64)
         self._unit_row[row_units[live]] = np.flatnonzero(live)
+        # the graph walks through a deleted unit's vector (a tombstone) but never returns it
+        self._deleted = faiss.IDSelectorBatch(rows_to_fid[~live]) if not live.all() else None
+        self._live = faiss.IDSelectorNot(self._deleted) if self._deleted is not None else None
 
     def top(self, queries: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """FAISS's top-``n`` per query row (exact, or the graph's): ``(scores, unit numbers)``, ``-1`` where none."""
         import faiss
 
         params = None
-        wanted = min(n + self._tombstones, self._flat.ntotal)
         if self._graph is not None:
-            params = faiss.SearchParametersHNSW(efSearch=max(self._graph.hnsw.efSearch, wanted))
+            params = faiss.SearchParametersHNSW(efSearch=max(self._graph.hnsw.efSearch, n), sel=self._live)
         with one_faiss_thread() if len(queries) == 1 else nullcontext():
-            scores, faiss_ids = self._client.search(queries, wanted, params=params)
-        units = np.where(faiss_ids >= 0, self._fid_to_unit[np.maximum(faiss_ids, 0)], -1)
-        if self._tombstones:  # live units first, in score order; -1 (none) after them
-            order = np.argsort(units < 0, axis=1, kind="stable")[:, :n]
-            scores, units = np.take_along_axis(scores, order, 1), np.take_along_axis(units, order, 1)
-        return scores, units
+            scores, faiss_ids = self._client.search(queries, min(n, len(self.unit_ids)), params=params)
+        return scores, np.where(faiss_ids >= 0, self._fid_to_unit[np.maximum(faiss_ids, 0)], -1)
 
     def scores(self, query: np.ndarray, units: np.ndarray) -> np.ndarray:
         """Cosines of some units (their unit numbers) with the query."""

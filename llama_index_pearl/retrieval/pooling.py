@@ -238,6 +238,21 @@ class Memberships:
     def units_of(self, table: int) -> np.ndarray:
         return self.table_units[self.table_ptr[table] : self.table_ptr[table + 1]]
 
+    def with_units_of_first_tables(self, units: np.ndarray, k: int) -> np.ndarray:
+        """``units`` and every unit of the first ``k`` tables they name (in ``units``' order), ascending.
+
+        A joined unit holds its tables, so the tables that rank just below a question's own tables are those its
+        tables' units name: an approximate search that met a table's best unit scores all of its units to find
+        them (benchmarks/README.md, "Scale").
+
+        >>> m = Memberships.from_lists([[0], [0, 1], [1], [2]], ["a", "b", "c"], ["u0", "u1", "u2", "u3"])
+        >>> m.with_units_of_first_tables(np.array([0, 3]), 1).tolist()
+        [0, 1, 3]
+        """
+        first = dict.fromkeys(t for u in units.tolist() for t in self.tables_of(u).tolist())
+        wanted = [self.units_of(t) for t in list(first)[:k]]
+        return np.unique(np.concatenate([units.astype(np.int64), *wanted]))
+
     def pooled(self, table: int, score: float, unit: int, cosine: float, runner_up: float | None) -> PooledTable:
         """The ranking record of table number ``table``, whose best unit is number ``unit``."""
         return PooledTable(self.table_ids[table], score, self.unit_ids[unit], cosine, runner_up)

@@ -15,7 +15,9 @@ arrays (:class:`~llama_index_pearl.retrieval.pooling.Memberships`), and searches
   one pass scoring every stored vector, its best units pooled
   (:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`); past ``PearlConfig.approximate_from`` units
   the store is an HNSW graph (:mod:`~llama_index_pearl.corpus.approximate`): the top-n comes from the graph,
-  and that pass scores only the graph's top units and the lexically best ones;
+  widened by every unit of the first k tables it names
+  (:meth:`~llama_index_pearl.retrieval.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
+  scores; that pass scores only those units and the lexically best ones;
 - a Qdrant store with Qdrant's grouped search (:mod:`~llama_index_pearl.retrieval.grouped_search`);
 - other stores through LlamaIndex's retriever (``PearlRetriever`` fetches, this state pools).
 
@@ -296,6 +298,11 @@ class RetrievalState:
         view = self.view
         kept = units >= 0
         units, scores = units[kept], scores[kept]
+        if view.approximate:
+            pooled = self._pool_candidates(query, self.memberships.with_units_of_first_tables(units, k), k)
+            if len(pooled) == min(k, len(self.table_ids)):
+                return pooled
+            return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
         order = np.lexsort((units, -scores))  # equal scores in store order, as pooling defines
         pooled = pool_top_units(
             units[order],
@@ -309,6 +316,16 @@ class RetrievalState:
             return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
         return pooled
 
+    def _pool_candidates(self, query: np.ndarray, candidates: np.ndarray, k: int) -> list[PooledTable]:
+        """The top-``k`` tables of some units' exact scores, as if no other unit were stored."""
+        assert self.view is not None
+        view = self.view
+        cosines = view.scores(query, candidates)
+        order = np.lexsort((candidates, -cosines))
+        return pool_top_units(
+            candidates[order], cosines[order], self.memberships, k, True, lambda wanted: view.scores(query, wanted)
+        )
+
     def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[PooledTable]:
         """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first.
 
@@ -316,16 +333,18 @@ class RetrievalState:
         lexically best (every other unit scores ``-inf``); a full pass would cost what the graph saves.
         """
         assert self.view is not None
-        cosines = self._candidate_cosines(query, fetch, boost) if self.view.approximate else self.view.all_scores(query)
+        cosines = (
+            self._candidate_cosines(query, fetch, k, boost) if self.view.approximate else self.view.all_scores(query)
+        )
         if boost is None:
             return pool_best_units(cosines, self.memberships, k, fetch)
         return pool_best_units(cosines + boost, self.memberships, k, fetch, cosines)
 
-    def _candidate_cosines(self, query: np.ndarray, fetch: int, boost: np.ndarray | None) -> np.ndarray:
+    def _candidate_cosines(self, query: np.ndarray, fetch: int, k: int, boost: np.ndarray | None) -> np.ndarray:
         assert self.view is not None
         m = min(len(self.unit_ids), max(fetch, APPROXIMATE_CANDIDATES))
         _, top = self.view.top(query[None, :], m)
-        candidates = top[0][top[0] >= 0]
+        candidates = self.memberships.with_units_of_first_tables(top[0][top[0] >= 0], k)
         if boost is not None:
             candidates = np.union1d(candidates, np.argpartition(-boost, m - 1)[:m])
         cosines = np.full(len(self.unit_ids), -np.inf, dtype=np.float32)
