@@ -61,7 +61,7 @@ class Lake:
         if per_domain:  # tables of one database or topic lean one way: centre = domain + as much noise
             domains = _normalised(rng.standard_normal((-(-self.n_tables // per_domain), DIM), dtype=np.float32))
             self.centres = _normalised(domains[np.arange(self.n_tables) // per_domain] + self.centres)
-        self.per_domain = 0 if joins_anywhere else per_domain
+        self._join_domain = 0 if joins_anywhere else per_domain  # tables joined within one domain
         sizes = rng.choice([1, 2, 3], size=n_units, p=[0.6, 0.3, 0.1])
         self.tables = self._joined(rng, sizes)
         self.vectors = np.empty((n_units, DIM), dtype=np.float32)
@@ -77,12 +77,12 @@ class Lake:
     def _joined(self, rng: np.random.Generator, sizes: np.ndarray) -> list[list[int]]:
         """Tables a unit or a question names: any first table; with domains, the others from its domain (tables
         that join are tables of one database), else (or with ``joins_anywhere``) from anywhere."""
-        if not self.per_domain:
+        if not self._join_domain:
             return [rng.choice(self.n_tables, size=s, replace=False).tolist() for s in sizes]
         named = []
         for size, first in zip(sizes, rng.integers(self.n_tables, size=len(sizes))):
-            start = first - first % self.per_domain
-            mates = np.arange(start, min(start + self.per_domain, self.n_tables))
+            start = first - first % self._join_domain
+            mates = np.arange(start, min(start + self._join_domain, self.n_tables))
             others = rng.choice(mates[mates != first], size=min(size - 1, len(mates) - 1), replace=False)
             named.append([int(first), *others.tolist()])
         return named

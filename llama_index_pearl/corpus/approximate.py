@@ -7,8 +7,9 @@ runs. From that count on, the store's vectors move into FAISS's ``IndexHNSWFlat`
 storage is itself an ``IndexFlatIP``: exact scores of chosen units, and the exact pass that lexical fusion
 needs, still read the vectors in place; only the top-n search walks the graph. HNSW cannot remove a vector,
 so a deleted unit's vector stays in the graph as a tombstone that maps to no unit (searches walk through it but
-never return it), until tombstones outnumber the live units and the graph is rebuilt from the live vectors. The file is
-FAISS's own binary format (``faiss.write_index``), no pickle. Why these defaults: benchmarks/README.md, "Scale".
+never return it), until tombstones outnumber the live units and the graph is rebuilt from the live vectors.
+The file is FAISS's own binary format (``faiss.write_index``), no pickle. Why these defaults:
+benchmarks/README.md, "Scale".
 
 Pipeline step: corpus (docs/architecture.md).
 """

@@ -298,33 +298,22 @@ class RetrievalState:
         view = self.view
         kept = units >= 0
         units, scores = units[kept], scores[kept]
-        if view.approximate:
-            pooled = self._pool_candidates(query, self.memberships.with_units_of_first_tables(units, k), k)
-            if len(pooled) == min(k, len(self.table_ids)):
-                return pooled
-            return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
+        fetched = len(units)
+        if view.approximate:  # the graph's units and its first tables' units, as if no other unit were stored
+            units = self.memberships.with_units_of_first_tables(units, k)
+            scores = view.scores(query, units)
         order = np.lexsort((units, -scores))  # equal scores in store order, as pooling defines
         pooled = pool_top_units(
             units[order],
             scores[order],
             self.memberships,
             k,
-            exhausted=len(units) >= len(self.unit_ids),
+            exhausted=view.approximate or fetched >= len(self.unit_ids),
             unit_scores=lambda wanted: view.scores(query, wanted),
         )
-        if pooled is None:
-            return self._pool_everything(query, k, next_fetch_size(len(units), len(self.unit_ids)), None)
+        if pooled is None or (view.approximate and len(pooled) < min(k, len(self.table_ids))):
+            return self._pool_everything(query, k, next_fetch_size(fetched, len(self.unit_ids)), None)
         return pooled
-
-    def _pool_candidates(self, query: np.ndarray, candidates: np.ndarray, k: int) -> list[PooledTable]:
-        """The top-``k`` tables of some units' exact scores, as if no other unit were stored."""
-        assert self.view is not None
-        view = self.view
-        cosines = view.scores(query, candidates)
-        order = np.lexsort((candidates, -cosines))
-        return pool_top_units(
-            candidates[order], cosines[order], self.memberships, k, True, lambda wanted: view.scores(query, wanted)
-        )
 
     def _pool_everything(self, query: np.ndarray, k: int, fetch: int, boost: np.ndarray | None) -> list[PooledTable]:
         """Exact pooling of every stored vector's score (plus the lexical boost, if any), best units first.
