@@ -65,7 +65,8 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
             and p.table_id not in names.copies
             and (not rivals or profiles[winner.column].table_id in rivals)
         )
-        for target, evidence, key_by_name, role, extends in found:
+        for resolved in found:
+            target, evidence, key_by_name, role = resolved[:4]
             # a number marks a reference as a key word does: home_player_1 .. home_player_11
             marked = ref.key is not None or ref.numbered
             pattern = "fk_name" if marked or _repeats(ref, profiles[target].bare_name) else "fk_table"
@@ -75,7 +76,7 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
             # An unmarked name (no key word, number, agent or link word) with a role word dropped is an
             # attribute (home_score) unless values meet beyond chance (SourceAirport in AirportCode).
             stands = ref.marked or not role or _meets(p, profiles[target])
-            named = sole and (evidence, extends) == best and keyword and stands
+            named = sole and resolved.rank == best and keyword and stands
             sig = pairs.setdefault(pair_key(i, target), Signals())
             sig.add_pattern(pattern, i, evidence, named=named, key_by_name=key_by_name)
 
@@ -89,6 +90,8 @@ class Resolved(NamedTuple):
         key_by_name: The referenced column's name makes it its table's key.
         role: A role word was dropped to get there (``gender_concept_id`` -> ``concept``).
         extends: The referencing table's name extends this one's (``EmployeePayHistory``, ``Employee``).
+        by_table_name: The table's own name is the entity (``orders`` for ``order_id``), not only a key of it
+            named after the entity (``order_items.order_id``, unique in a sample of five rows).
     """
 
     column: int
@@ -96,13 +99,17 @@ class Resolved(NamedTuple):
     key_by_name: bool
     role: bool
     extends: bool
+    by_table_name: bool = True
 
     @property
-    def rank(self) -> tuple[float, bool]:
-        return self.evidence, self.extends
+    def rank(self) -> tuple[float, bool, bool]:
+        # of two equal resolutions, the table the entity names is the parent: a sibling's copy of the key is
+        # unique in a small sample by chance (a five-row order_items holds five distinct order ids)
+        return self.evidence, self.extends, self.by_table_name
 
 
-Matches = dict[str, tuple[float, tuple[str, ...] | None, bool]]  # table -> (worth, strict entity, role dropped)
+# table -> (worth, strict entity, role dropped, named by its own name)
+Matches = dict[str, tuple[float, tuple[str, ...] | None, bool, bool]]
 
 
 def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Resolved]:
@@ -117,17 +124,17 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Re
         for entity in naming.AGENT_ENTITIES:
             for table_id in names.exact.get((entity,), ()):
                 if names.forms[table_id].get((entity,)) == 1.0 and table_id != p.table_id:
-                    matches[table_id] = (naming.AGENT_WORTH, None, False)
+                    matches[table_id] = (naming.AGENT_WORTH, None, False, True)
     home = {t: m for t, m in matches.items() if names.source[t] == p.source}
     found = []
-    for table_id, (worth, strict, role) in (home or matches).items():
+    for table_id, (worth, strict, role, by_table_name) in (home or matches).items():
         target = _target(p, ref, table_id, names, strict)
         if target is None or (role and not _same_key_word(ref, names.profiles[target[0]].bare_name)):
             continue  # a role-prefixed ID is no Key: "WWI Purchase Order ID" is a business id, not Order Key
         column, column_worth, by_name = target
         # the key of an extended table is one by position: the sample said nothing against it
         extends = table_id in extended
-        found.append(Resolved(column, round(worth * column_worth, 4), by_name or extends, role, extends))
+        found.append(Resolved(column, round(worth * column_worth, 4), by_name or extends, role, extends, by_table_name))
     return found
 
 
@@ -139,19 +146,23 @@ def _name_matches(p: ColumnProfile, ref: NameReference, names: TableNames) -> Ma
             continue
         # generic words (status, date, type) name a table only exactly: never by abbreviation or ending
         loose = ref.key is not None and not set(span) <= GENERIC_TOKENS
+        named_here = False
         for table_id in names.tables_named(span, loose):
             worth = span_worth * naming.entity_match(span, names.forms[table_id])
+            named_here = named_here or (worth > 0.0 and names.source[table_id] == p.source)
             # a role word dropped *and* a partial table name (purchase_order_id, WorkOrder) need a key
             # named after the entity itself: OrderDateKey -> DimDate.DateKey
             strict = span if span_worth < 1.0 and worth < span_worth else None
             if worth > matches.get(table_id, (0.0,))[0]:
-                matches[table_id] = (worth, strict, span_worth < 1.0)
-        # a key named after the entity names a table its own name does not: home_team_api_id -> Team.team_api_id
-        for table_id, key_worth in names.key_cores.get((p.source, span), ()):
-            matches.setdefault(table_id, (span_worth * key_worth, span, span_worth < 1.0))
+                matches[table_id] = (worth, strict, span_worth < 1.0, True)
+        # a key named after the entity names a table its own name does not (home_team_api_id -> Team.team_api_id);
+        # where a table of the source is named by it, that table is the entity's (olist_orders for order_id,
+        # whatever sibling holds order_id unique in a five-row sample)
+        for table_id, key_worth in () if named_here else names.key_cores.get((p.source, span), ()):
+            matches.setdefault(table_id, (span_worth * key_worth, span, span_worth < 1.0, False))
         if loose and len(span) == 1:  # ss_addr_sk -> customer_address.ca_address_sk, cdemo -> cd_demo_sk
             for table_id in names.keys_abbreviated(p.source, span[0]):
-                matches.setdefault(table_id, (span_worth * naming.ABBREVIATION_WORTH, None, span_worth < 1.0))
+                matches.setdefault(table_id, (span_worth * naming.ABBREVIATION_WORTH, None, span_worth < 1.0, False))
     return matches
 
 
@@ -170,7 +181,7 @@ def _extension_matches(p: ColumnProfile, ref: NameReference, names: TableNames, 
         same = [c for c in columns if names.profiles[c].tokens == p.tokens]
         q = names.profiles[same[0]] if same else None
         if q is not None and (q.key_like if q.joinable else same[0] == columns[0]):
-            matches[table_id] = (1.0, ref.core, False)
+            matches[table_id] = (1.0, ref.core, False, True)
             extended.add(table_id)
     return extended
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import simplemma
+
 __all__ = ["identifier_words", "singular", "split_identifiers"]
 
 # A plural acronym keeps its "s": "IDs", "URLs" (an "s" after a capital, then no lower-case letter).
@@ -58,11 +60,18 @@ def identifier_words(name: str) -> tuple[str, ...]:
 def singular(word: str) -> str:
     """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
 
+    A word in ``-ies`` is ``-y`` or ``-ie`` by the word, not by its letters (``countries``, ``movies``,
+    ``series``): simplemma's English dictionary decides it, the ``-y`` rule where it knows no such form.
+
+    >>> [singular(w) for w in ("countries", "movies", "series", "races", "status")]
+    ['country', 'movie', 'series', 'race', 'status']
+
     Args:
         word: A lowercase word.
     """
     if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
+        lemma = simplemma.lemmatize(word, lang="en")
+        return lemma if lemma in (word[:-1], word) else word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
