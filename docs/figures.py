@@ -38,8 +38,8 @@ def bundled_index():
 
 
 def _label(text: str) -> str:
-    """Text inside a Mermaid node or edge label (quoted; its own quotes as Mermaid's entity)."""
-    return '"' + text.replace('"', "#quot;") + '"'
+    """Text inside a Mermaid node or edge label (quoted; its own double quotes made single)."""
+    return '"' + text.replace('"', "'") + '"'
 
 
 def _mermaid(lines: list[str]) -> str:
@@ -56,9 +56,9 @@ def pipeline() -> str:
     graph = index.join_graph
     return _mermaid(
         [
-            "flowchart LR",
+            "flowchart TB",
             '  subgraph offline["offline: once per build"]',
-            "    direction TB",
+            "    direction LR",
             f"    T[{_label(f'{len(index.tables)} tables')}]",
             f"    T --> G[{_label(f'join graph: {graph.number_of_edges()} joined table pairs')}]",
             f"    G --> P[{_label(f'{len(index.join_paths)} join paths of 2-3 tables')}]",
@@ -67,13 +67,13 @@ def pipeline() -> str:
             "    T --> U",
             "  end",
             '  subgraph online["online: per question, no LLM"]',
-            "    direction TB",
+            "    direction LR",
             f"    A[{_label('question')}] --> E[{_label('embed once + BM25 words')}]",
             f"    E --> S[{_label('top units by fused score')}]",
             f"    S --> M[{_label('max-pool units to tables')}]",
             f"    M --> R[{_label('the set first, then the ranking; join hints')}]",
             "  end",
-            "  U -. vector store .-> S",
+            f"  offline -- {_label('units, in a vector store')} --> online",
         ]
     )
 
@@ -98,9 +98,10 @@ def units() -> str:
         lines.append(f"  {table_id}[({_label(f'{table_id}: {columns}')})]")
     view = "<br>".join(f"{t}: {' | '.join(cols)}" for t, cols in explicit.metadata["columns"].items())
     question = explicit.metadata["question"]
-    lines.append(f"  X[{_label(f'explicit unit<br><i>{question}</i><br>{view}')}]")
+    text = f"explicit unit: the path's question, then each table's view (the columns it needs)<br><i>{question}</i>"
+    lines.append(f"  X[{_label(f'{text}<br>{view}')}]")
     for table_id in UNIT_TABLES:
-        lines.append(f"  {table_id} -- {_label('view: the columns the question needs')} --> X")
+        lines.append(f"  {table_id} --> X")
         lines.append(f"  {table_id} --> O_{table_id}[{_label(f'original unit: {table_id}, 10 rows')}]")
         lines.append(f"  {table_id} --> S_{table_id}[{_label(f'schema unit: {table_id}, header + 1 row')}]")
     return _mermaid(lines)

@@ -90,10 +90,8 @@ def _invocation(action: argparse.Action) -> str:
         return action.metavar or action.dest
     if action.nargs == 0:
         return ", ".join(action.option_strings)
-    if action.choices:
-        value = "{" + ",".join(map(str, action.choices)) + "}"
-    else:
-        value = action.metavar or action.dest.upper()
+    choices = "{" + ",".join(map(str, action.choices)) + "}" if action.choices else None
+    value = choices or action.metavar or action.dest.upper()
     return ", ".join(f"{flag} {value}" for flag in action.option_strings)
 
 
@@ -135,13 +133,11 @@ def config_reference() -> str:
                 values = [" / ".join(_code(repr(c)) for c in meta["choices"])]
             if "None" in str(option.type):
                 values.append("or `None`")
-            notes = []
-            if not meta.get("persist", True):
-                notes.append("not persisted (a setting of the machine or the run)")
-            if meta.get("update"):
-                notes.append("an insert may set its own")
             what = described.get(option.name, meta["help"])
-            what += "".join(f" *({note})*" for note in notes)
+            if not meta.get("persist", True):
+                what += " *Not persisted: a setting of this machine or run.*"
+            if meta.get("update"):
+                what += " *An insert may set its own.*"
             flag = _code(flags[option.name]) if option.name in flags else "Python only"
             out.append(
                 f"| `{option.name}` | {_cell(default)} | {_cell(' '.join(values))} | {_cell(flag)} | {_cell(what)} |"
