@@ -39,6 +39,14 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _markdown(rst: str) -> str:
+    """A docstring's reStructuredText bits as Markdown: ``x`` and :class:`~a.b.C` become `x` and `C`."""
+    text = re.sub(
+        r":\w+:`~?([^`]+)`", lambda m: f"`{m.group(1).rsplit('.', 1)[-1] if '~' in m.group(0) else m.group(1)}`", rst
+    )
+    return re.sub(r"``([^`]+)``", r"`\1`", text)
+
+
 def _code(text: object) -> str:
     return f"`{text}`" if "`" not in str(text) else f"`` {text} ``"
 
@@ -133,7 +141,7 @@ def config_reference() -> str:
                 values = [" / ".join(_code(repr(c)) for c in meta["choices"])]
             if "None" in str(option.type):
                 values.append("or `None`")
-            what = described.get(option.name, meta["help"])
+            what = _markdown(described.get(option.name, meta["help"]))
             if not meta.get("persist", True):
                 what += " *Not persisted: a setting of this machine or run.*"
             if meta.get("update"):
@@ -150,7 +158,7 @@ def cli_reference() -> str:
     """Every command of ``pearl``: its help, usage and arguments, by argument group."""
     from llama_index_pearl.cli import full_parser
 
-    with _columns(100):
+    with _columns(88):
         parser = full_parser()
         out = ["## `pearl`", "", parser.description or "", "", "```text", parser.format_usage().rstrip(), "```", ""]
         out += _arguments(parser)
