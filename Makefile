@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-test demo test lint clean
+.PHONY: setup setup-test demo test lint docs clean
 
 # the core install: what building and querying an index needs, no test or benchmark extras
 $(BIN)/pearl: pyproject.toml constraints.txt
@@ -13,10 +13,15 @@ $(BIN)/pearl: pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $(BIN)/pearl
 
-# the test extras on top (pytest, ruff, qdrant, parquet, bm25s, sqlglot, openai-like)
+# the test extras on top (pytest, ruff, qdrant, parquet, bm25s, sqlglot, openai-like, and the docs extra)
 $(VENV)/.test-extras: $(BIN)/pearl
 	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
 	touch $(VENV)/.test-extras
+
+# the docs extra alone (MkDocs, Material, mkdocstrings): enough for make docs
+$(VENV)/.docs-extras: $(BIN)/pearl
+	$(BIN)/pip install -q -c constraints.txt -e ".[docs]"
+	touch $(VENV)/.docs-extras
 
 setup: $(BIN)/pearl
 
@@ -25,7 +30,7 @@ setup-test: $(VENV)/.test-extras
 demo: setup
 	$(BIN)/pearl demo
 
-CODE := llama_index_pearl tests examples benchmarks
+CODE := llama_index_pearl tests examples benchmarks docs
 
 lint: setup-test
 	$(BIN)/ruff check $(CODE)
@@ -34,5 +39,9 @@ lint: setup-test
 test: lint
 	$(BIN)/pytest
 
+# the documentation site, offline, into site/ (open site/index.html); --strict: a broken link or reference fails
+docs: $(VENV)/.docs-extras
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

@@ -1,10 +1,10 @@
-"""Regenerate the README's join graph: the PNG in docs/ and the Mermaid block, from code.
+"""Regenerate the docs' join graph picture (docs/join_graph.png, in the README and docs/concepts.md), from code.
 
     python benchmarks/render_join_graph.py [TABLES] [--png docs/join_graph.png]
 
 Builds an index of TABLES (default: the bundled music database, default settings), writes its join-graph page
 (the one `pearl graph --html` writes), screenshots it with headless Chromium, and prints the graph as Mermaid
-for the README.
+(`python docs/figures.py` draws the same block into docs/concepts.md).
 """
 
 from __future__ import annotations

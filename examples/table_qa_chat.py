@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-api-key", default="not-needed")
     args = parser.parse_args(argv)
 
-    print(f"Indexing {args.folder} ...", flush=True)
+    shown = "the bundled music database" if args.folder == DEFAULT_FOLDER else args.folder
+    print(f"Indexing {shown} ...", flush=True)
     index = PearlTableIndex.from_tables(args.folder, generator=HeuristicQueryGenerator())
     print(f"{len(index.tables)} tables, {len(index.join_paths)} join paths, {len(index.units)} units", flush=True)
     llm = make_llm(args.llm_base, args.llm_model, args.llm_api_key)

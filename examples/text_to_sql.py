@@ -85,15 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         db = args.db or bundled_database(Path(scratch))
         engine = sa.create_engine(f"sqlite:///{db}")
         try:
-            answer(engine, args)
+            answer(engine, args, shown=str(args.db) if args.db else "the bundled music database (SQLite)")
         finally:
             engine.dispose()  # the file's connections closed before its folder is removed
     return 0
 
 
-def answer(sql_engine: sa.Engine, args: argparse.Namespace) -> None:
+def answer(sql_engine: sa.Engine, args: argparse.Namespace, shown: str) -> None:
     """Index the database's tables, then answer each question (or show the schemas without an LLM)."""
-    print(f"Indexing {sql_engine.url} ...", flush=True)
+    print(f"Indexing {shown} ...", flush=True)
     sql_database = SQLDatabase(sql_engine)
     index = PearlTableIndex.from_tables(sql_database, generator=HeuristicQueryGenerator())
     llm = make_llm(args.llm_base, args.llm_model, args.llm_api_key)

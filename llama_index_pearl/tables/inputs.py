@@ -137,9 +137,10 @@ def load_tables(
         csv_options: As in :func:`read_tables`.
         strict: As in :func:`read_tables`.
 
-    >>> frames = {"singer": pd.DataFrame({"singer_id": [1, 2], "name": ["Ann", "Bo"]})}
-    >>> [(t.id, list(t.df.columns), len(t.df)) for t in load_tables(frames)]
-    [('singer', ['singer_id', 'name'], 2)]
+    Examples:
+        >>> frames = {"singer": pd.DataFrame({"singer_id": [1, 2], "name": ["Ann", "Bo"]})}
+        >>> [(t.id, list(t.df.columns), len(t.df)) for t in load_tables(frames)]
+        [('singer', ['singer_id', 'name'], 2)]
     """
     return read_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
 
