@@ -96,7 +96,9 @@ class PearlTableIndex(IndexEngines):
         store = parts.vector_store
         self._vector_store = store if store is not None else parts.vector_index.vector_store  # type: ignore[union-attr]
         if catalog is None:  # texts are rendered when first asked for
-            catalog = Catalog(units={u.node_id: UnitInfo.of(u) for u in self._units.values()})  # type: ignore[union-attr]
+            units_info = {u.node_id: UnitInfo.of(u) for u in self._units.values()}  # type: ignore[union-attr]
+            sources = {t.id: t.source for t in self._tables.values() if t.source is not None}
+            catalog = Catalog(units=units_info, sources=sources)
         self._catalog = catalog
         self._lexical = parts.lexical  # the persisted BM25 index: valid until the first change
         self._join_graph = parts.join_graph if parts.join_graph is not None else _graph_of(self._tables)
@@ -445,7 +447,8 @@ class PearlTableIndex(IndexEngines):
             self._revision += 1
             self._lexical = None  # the units changed: BM25 is built again from them
             self._join_graph = change.apply_to(self._tables, units, self._join_graph)
-            self._catalog.change(change.removed_tables, change.removed_units, change.table_texts, change.units)
+            sources = {t: self._tables[t].source for t in change.table_texts if t in self._tables}
+            self._catalog.change(change.removed_tables, change.removed_units, change.table_texts, change.units, sources)
             self.report.recount(self._tables, units.values(), self._join_graph)
             if previous is not None:  # never queried: the first retrieval builds it
                 self._retrieval = RetrievalState(self, previous)

@@ -61,7 +61,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
-    slot |= {"Set", "SetSize", "GoldSize"} if method == "pearl" else set()  # the connected set is PEARL's
+    slot |= {"Set", "SetPrecision", "SetSize", "GoldSize"} if method == "pearl" else set()  # the set is PEARL's
     assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0
@@ -84,6 +84,50 @@ def test_pearl_eval_scores_join_hints_against_the_gold_sql(bench, tmp_path, caps
     assert hints["@4"]["questions"] == 1 and hints["@4"]["n"] == 1  # 4 tables: every gold table is in the top 4
     assert hints["@4"]["recall"] == 100.0  # singer-concert and concert-stadium are discovered
     assert "join hints vs gold SQL joins" in capsys.readouterr().out
+
+
+@pytest.fixture
+def bench_of_databases(bench):
+    """The tiny benchmark with every table and question in its database (its db field), as Spider writes them."""
+    meta = [json.loads(line) for line in (bench / "tables_meta.jsonl").read_text().splitlines()]
+    for m in meta:
+        m["db"] = m["id"].split("__")[0]
+    (bench / "tables_meta.jsonl").write_text("\n".join(json.dumps(m) for m in meta))
+    queries = [{**q, "db": q["gold_tables"][0].split("__")[0]} for q in QUERIES]
+    (bench / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    return bench
+
+
+@pytest.mark.parametrize("method", ["pearl", "llamaindex", "bm25"])
+def test_eval_per_database_ranks_each_question_within_its_databases_tables(bench_of_databases, tmp_path, method):
+    out = tmp_path / "db.json"
+    args = ["eval", str(bench_of_databases), "--per-database", "--method", method, "--ks", "1,2", "--json", str(out)]
+    assert main(args) == 0
+    result = json.loads(out.read_text())
+    assert result["per_database"] is True
+    # the zoo question has one table in its database: the top 1 is its table whatever ranks it
+    assert result["metrics"]["all"]["n"] == 3 and result["metrics"]["1 table"]["C@1"] == 100.0
+
+
+def test_eval_per_database_needs_every_question_in_a_database(bench, capsys):
+    assert main(["eval", str(bench), "--per-database"]) == 2
+    assert "gives some questions no db" in capsys.readouterr().err
+
+
+def test_eval_reports_the_sets_precision_beside_its_completeness(bench_of_databases, tmp_path):
+    out = tmp_path / "p.json"
+    assert main(["eval", str(bench_of_databases), "--per-database", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())["metrics"]["3 tables"]
+    assert row["Set"] == 100.0 and row["SetPrecision"] == 100.0 and row["SetSize"] == row["GoldSize"] == 3.0
+
+
+def test_eval_anchor_sets_objectindex_beside_pearl(bench, tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["eval", str(bench), "--anchor", "--ks", "1,2", "--json", str(out)]) == 0
+    anchor = json.loads(out.read_text())["anchor"]
+    assert anchor["method"] == "llamaindex"
+    assert set(anchor["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2"}
+    assert "beside LlamaIndex's ObjectIndex (PEARL / ObjectIndex):" in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +183,7 @@ def test_query_says_what_the_score_is_and_that_the_matched_question_was_generate
 def test_query_shows_the_set_first_and_only_the_joins_that_connect_it(built, capsys):
     assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert "The answer, 3 tables that join and hold the question's words:" in out
+    assert "The answer, 3 tables the question needs (confidence: how surely):" in out
     joins = out.split("How they join (the fewest joins that connect them;")[1].splitlines()[1:]
     assert sorted(joins) == [
         "  music__concert.singer_id = music__singer.singer_id  [explicit]",
@@ -156,8 +200,24 @@ def test_query_of_one_table_among_unjoined_ones_says_no_join_connects_them(built
 def test_query_shows_the_other_candidates_after_the_set(built, capsys):
     assert main(["query", str(built), "Who keeps the zebra?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.index("The answer, the table that holds the question's words:") < out.index("Other candidates:")
+    assert out.index("The answer, the table the question needs:") < out.index("Other candidates:")
     assert "1. zoo__animal" in out.split("Other candidates:")[0]
+
+
+def test_query_source_asks_within_that_sources_tables(tmp_path, capsys):
+    for db, table_id in [("music", "music__singer"), ("music", "music__concert"), ("zoo", "zoo__animal")]:
+        (tmp_path / "tables" / db).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tables" / db / f"{table_id}.csv").write_text(TABLES[table_id])
+    assert main(["index", str(tmp_path / "tables"), "--out", str(tmp_path / "idx"), "--quiet"]) == 0
+    assert main(["query", str(tmp_path / "idx"), "Who keeps the zebra?", "--source", "music", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["table_id"] for r in rows} == {"music/music__singer", "music/music__concert"}
+    assert {r["source"] for r in rows} == {"music"}
+
+
+def test_query_of_a_source_no_table_has_names_the_sources_there_are(built, capsys):
+    assert main(["query", str(built), "Who keeps the zebra?", "--source", "zoo"]) == 2
+    assert "no table of source 'zoo'" in capsys.readouterr().err
 
 
 def test_query_without_the_set_ranks_by_score_alone(built, capsys):

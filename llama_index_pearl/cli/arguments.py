@@ -43,6 +43,12 @@ def _query(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help='the question, in quotes ("Which venues hosted Velvet Harbor?")')
     parser.add_argument("-k", type=positive_int, default=5, help="how many tables to show (default 5)")
     parser.add_argument("--json", action="store_true", help="print JSON for programs instead of text")
+    parser.add_argument(
+        "--source",
+        action="append",
+        metavar="NAME",
+        help="ask within the tables of this source only: a database, schema or sub-folder (repeat for several)",
+    )
     add_retrieval_options(parser)
     parser.add_argument("--embed-model", help=EMBED_MODEL_HELP)
 
@@ -79,6 +85,16 @@ def _eval(parser: argparse.ArgumentParser) -> None:
         help="what ranks the tables: PEARL (default), whole tables embedded, BM25, or LlamaIndex's ObjectIndex",
     )
     parser.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated k values of R@k, C@k")
+    parser.add_argument(
+        "--per-database",
+        action="store_true",
+        help="ask each question within its own database's tables (its db field), as a user asks their database",
+    )
+    parser.add_argument(
+        "--anchor",
+        action="store_true",
+        help="also rank with LlamaIndex's ObjectIndex and print its R@k, C@k and C@G+2 beside",
+    )
     parser.add_argument("--json", dest="json_out", help="write the result as JSON here")
     add_build_options(parser)
     add_field_options(parser, ablation_fields(), (ABLATION_GROUP,))

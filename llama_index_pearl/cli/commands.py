@@ -14,7 +14,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from llama_index_pearl.cli.options import build_arguments, config_from_args, embed_model_from_args, set_rule_of
+from llama_index.core.vector_stores.types import MetadataFilters
+
+from llama_index_pearl.cli.options import (
+    build_arguments,
+    config_from_args,
+    embed_model_from_args,
+    set_rule_of,
+    source_filters,
+)
 from llama_index_pearl.cli.output import (
     format_build_summary,
     format_estimate,
@@ -66,8 +74,12 @@ def _ranked(
     k: int,
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
     set_rule: SetRule | None = DEFAULT_SET_RULE,
+    filters: MetadataFilters | None = None,
 ) -> str:
-    nodes = index.as_retriever(similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule).retrieve(question)
+    retriever = index.as_retriever(
+        similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule, filters=filters
+    )
+    nodes = retriever.retrieve(question)
     return format_ranked(question, nodes, hints_of_result(n.node.metadata for n in nodes), lexical_weight)
 
 
@@ -123,16 +135,26 @@ def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
 
 def cmd_query(args: argparse.Namespace) -> int:
     index = load_index(args.index_dir, args)
+    filters = source_filters(args.source)
+    _check_sources(index, args.source or [])
     if args.json:
         retriever = index.as_retriever(
-            similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args)
+            similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args), filters=filters
         )
         nodes = retriever.retrieve(args.question)
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
-        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args)))
+        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters))
     return 0
+
+
+def _check_sources(index: PearlTableIndex, wanted: list[str]) -> None:
+    """A source no table has is a typo, not an empty answer: say which sources there are."""
+    known = set(index.catalog.sources.values())
+    if missing := [s for s in wanted if s not in known]:
+        listed = ", ".join(sorted(known)[:20]) or "none: the index records no source (rebuild it to scope questions)"
+        raise ValueError(f"no table of source {', '.join(map(repr, missing))}; the index's sources: {listed}")
 
 
 def _is_benchmark(path: Path) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl.cli.commands import write_json
-from llama_index_pearl.cli.options import BuildArguments, build_arguments, set_rule_of
+from llama_index_pearl.cli.options import BuildArguments, build_arguments, set_rule_of, source_filters
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
@@ -23,9 +23,11 @@ from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.evaluation.ablations import Ablation, ablation_fields, build_ablated
 from llama_index_pearl.evaluation.benchmark import (
     Benchmark,
+    anchor_metrics,
     evaluate_rankings,
     evaluate_sets,
     evaluate_slot_rankings,
+    format_beside,
     format_metrics,
     load_benchmark,
     ranking_depth,
@@ -56,12 +58,17 @@ def parse_ks(text: str) -> list[int]:
 def cmd_eval(args: argparse.Namespace) -> int:
     ks = parse_ks(args.ks)
     built = build_arguments(args, provenance_in_tables=True)
+    per_database = getattr(args, "per_database", False)
+    if per_database and not args.provenance:
+        raise ValueError("--per-database asks each question within its database: drop --no-provenance")
     bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
+    if per_database and any(q.db is None for q in bench.queries):
+        raise ValueError(f"--per-database: {bench.name}'s queries.jsonl gives some questions no db")
     depth = ranking_depth(bench.queries, ks)
     if args.method == "bm25":
-        result, index = _rank_bm25(bench, built, depth), None
+        result, index = _rank_bm25(bench, built, depth, per_database), None
     elif args.method == "llamaindex":
-        result, index = _rank_object_index(bench, built, depth), None
+        result, index = _rank_object_index(bench, built, depth, per_database), None
     else:
         if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
             built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
@@ -75,6 +82,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     result = {
         "bench": bench.name,
         "method": args.method,
+        "per_database": per_database,
         "titles": built.config.include_titles,
         "provenance": args.provenance,
         "lexical_weight": args.lexical_weight if args.method in ("pearl", "whole-table") else None,
@@ -89,7 +97,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from llama_index_pearl.evaluation.hint_recall import evaluate_join_hints
 
             result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
+    if getattr(args, "anchor", False) and args.method != "llamaindex":
+        anchor = _rank_object_index(bench, built, depth, per_database)
+        result["anchor"] = {
+            "method": "llamaindex",
+            "metrics": anchor_metrics(evaluate_rankings(bench.queries, anchor["rankings"], ks)),
+        }
     show(format_metrics(result))
+    if "anchor" in result:
+        show(format_beside(result["metrics"], result["anchor"]["metrics"]))
     if "join_hints" in result:
         show(format_join_hint_metrics(result["join_hints"]))
     if args.json_out:
@@ -97,14 +113,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, Any]:
+def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> dict[str, Any]:
     """BM25 over the tables serialized as the index would (no vectors: nothing is embedded)."""
     from llama_index_pearl.evaluation.baselines import BM25TableRanker
 
     started = time.perf_counter()
     ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))
     index_seconds = time.perf_counter() - started
-    rankings, latency = time_queries(lambda q: ranker.rank(q, top), [q.question for q in bench.queries])
+    rankings, latency = _time_ranker(bench, ranker.rank, top, per_database)
     return {
         "rankings": rankings,
         "n_units": len(bench.tables),
@@ -116,7 +132,7 @@ def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, A
     }
 
 
-def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int) -> dict[str, Any]:
+def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> dict[str, Any]:
     """LlamaIndex's ObjectIndex + SQLTableNodeMapping over a SQLite database of the tables, same encoder."""
     import tempfile
 
@@ -128,7 +144,7 @@ def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int) -> dic
             sqlite_database(bench.tables, Path(folder) / "pool.sqlite"), resolve_embed_model(built.embed_model)
         )
         index_seconds = time.perf_counter() - started
-        rankings, latency = time_queries(lambda q: ranker.rank(q, top), [q.question for q in bench.queries])
+        rankings, latency = _time_ranker(bench, ranker.rank, top, per_database)
     return {
         "rankings": rankings,
         "n_units": ranker.n_tables,
@@ -138,6 +154,27 @@ def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int) -> dic
         "units_by_kind": {},
         "build_seconds": {},
     }
+
+
+def _time_ranker(
+    bench: Benchmark, rank: Any, top: int, per_database: bool
+) -> tuple[list[list[str]], dict[str, float]]:
+    """A baseline's rankings (timed); per database, each question's ranking of every table kept to its db's tables.
+
+    A baseline scores each table on its own, so its ranking within a database is its whole ranking restricted.
+    """
+    if not per_database:
+        return time_queries(lambda q: rank(q, top), [q.question for q in bench.queries])
+    in_db = _tables_by_database(bench)
+    rankings, latency = time_queries(lambda q: rank(q, len(bench.tables)), [q.question for q in bench.queries])
+    return [[t for t in ranked if t in in_db[q.db]][:top] for q, ranked in zip(bench.queries, rankings)], latency
+
+
+def _tables_by_database(bench: Benchmark) -> dict[str | None, set[str]]:
+    databases: dict[str | None, set[str]] = {}
+    for table in bench.tables:
+        databases.setdefault(table.source, set()).add(table.id)
+    return databases
 
 
 def _rank_with_index(
@@ -152,21 +189,32 @@ def _rank_with_index(
     index_seconds = time.perf_counter() - started
     # the baselines rank whole tables by score alone: the set is PEARL's
     set_rule = set_rule_of(args) if args.method == "pearl" else None
-    retriever = index.as_retriever(similarity_top_k=depth, lexical_weight=args.lexical_weight, set_rule=set_rule)
+    per_database = getattr(args, "per_database", False)
+
+    def retriever_of(db: str | None) -> Any:
+        filters = source_filters([db]) if per_database and db is not None else None
+        return index.as_retriever(
+            similarity_top_k=depth, lexical_weight=args.lexical_weight, set_rule=set_rule, filters=filters
+        )
+
     questions = [q.question for q in bench.queries]
     started = time.perf_counter()
-    results = retriever.retrieve_many(questions)
+    results = _retrieve_by_database(bench.queries, retriever_of, per_database)
     rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in results]
     sets = [[n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("in_set")] for nodes in results]
     batch_ms = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
+    sample = bench.queries[:LATENCY_SAMPLE]
+    retrievers = {q.db: retriever_of(q.db) for q in sample}
+    asked = {q.question: q.db for q in sample}
     _, latency = time_queries(
-        lambda q: [n.node.metadata["table_id"] for n in retriever.retrieve(q)], questions[:LATENCY_SAMPLE]
+        lambda q: [n.node.metadata["table_id"] for n in retrievers[asked[q]].retrieve(q)], [q.question for q in sample]
     )
     result = {
         "rankings": rankings,
         "sets": sets if set_rule is not None else None,
         "ablation": ablation,
-        "slot_metrics": _slot_metrics(index, bench.queries, ks, args.lexical_weight),
+        # slot R@k scores every unit of the index: the unified pool's measure only
+        "slot_metrics": {} if per_database else _slot_metrics(index, bench.queries, ks, args.lexical_weight),
         "n_units": len(index.units),
         "index_seconds": round(index_seconds, 2),
         "query_latency_ms": latency,
@@ -175,6 +223,18 @@ def _rank_with_index(
         "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
     }
     return result, index
+
+
+def _retrieve_by_database(queries: Sequence[Any], retriever_of: Any, per_database: bool) -> list[Any]:
+    """Every question's result nodes, in order: one batch, or one batch per database (each within its tables)."""
+    if not per_database:
+        return retriever_of(None).retrieve_many([q.question for q in queries])
+    results: list[Any] = [None] * len(queries)
+    for db in dict.fromkeys(q.db for q in queries):
+        positions = [i for i, q in enumerate(queries) if q.db == db]
+        for i, nodes in zip(positions, retriever_of(db).retrieve_many([queries[i].question for i in positions])):
+            results[i] = nodes
+    return results
 
 
 def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:

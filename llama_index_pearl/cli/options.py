@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
@@ -78,6 +80,17 @@ def add_retrieval_options(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="rank tables by their pooled score alone, without the connected set of tables first",
     )
+
+
+def source_filters(sources: Iterable[str] | None) -> MetadataFilters | None:
+    """LlamaIndex filters keeping the tables of these sources (``pearl query --source``, ``pearl eval
+    --per-database``); ``None`` for no source: every table."""
+    wanted = list(sources or [])
+    if not wanted:
+        return None
+    operator = FilterOperator.EQ if len(wanted) == 1 else FilterOperator.IN
+    value: str | list[str] = wanted[0] if len(wanted) == 1 else wanted
+    return MetadataFilters(filters=[MetadataFilter(key="source", value=value, operator=operator)])
 
 
 def set_rule_of(args: argparse.Namespace) -> SetRule | None:

@@ -21,7 +21,7 @@ from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.joins.graph import Join, join_edges, joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import BRIDGE
+from llama_index_pearl.retrieval.table_sets import SetReason
 
 __all__ = [
     "connecting_hints",
@@ -197,9 +197,9 @@ def format_ranked(
         return "\n".join(lines)
     members = {hit.node.metadata["table_id"] for hit in chosen}
     if len(chosen) == 1:
-        lines.append("The answer, the table that holds the question's words:")
+        lines.append("The answer, the table the question needs:")
     else:
-        lines.append(f"The answer, {len(chosen)} tables that join and hold the question's words:")
+        lines.append(f"The answer, {len(chosen)} tables the question needs (confidence: how surely):")
     _table_lines(lines, chosen, 1, width, first_seen)
     kept = connecting_hints([h for h in hints if set(h.tables) <= members])
     if kept:
@@ -222,9 +222,14 @@ def _table_lines(
     """Each table's line (rank, id, score) and why it is there, appended to ``lines``."""
     for rank, hit in enumerate(hits, start=first):
         table_id = hit.node.metadata["table_id"]
-        lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}")
-        if hit.node.metadata.get("set_reason") == BRIDGE:
+        confidence = hit.node.metadata.get("set_confidence")
+        sure = f"  confidence {confidence:.2f}" if confidence is not None and len(hits) > 1 else ""
+        lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}{sure}")
+        reason = hit.node.metadata.get("set_reason")
+        if reason == SetReason.BRIDGE.value:
             lines.append("       a bridge: the question names none of it, it joins the tables that match")
+        elif reason == SetReason.UNJOINED.value:
+            lines.append("       no join to the other tables is known: how it joins them is for you to say")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(hit.node.metadata.get("matched_unit_id"), table_id)
 

@@ -44,10 +44,13 @@ class Catalog:
     Args:
         texts: Table id -> its text (tables missing here are rendered when first asked for).
         units: Unit id -> what a retrieval reads of it, in the order of the index's units.
+        sources: Table id -> its source (``Table.source``, the provenance a scope reads); a table missing here
+            has none.
     """
 
     texts: dict[str, str] = field(default_factory=dict)
     units: dict[str, UnitInfo] = field(default_factory=dict)
+    sources: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tables: Iterable[Table], units: Iterable[BaseNode], serializer: Serializer, max_chars: int) -> Catalog:
@@ -59,8 +62,11 @@ class Catalog:
             serializer: The index's serializer (rows per view, titles).
             max_chars: ``PearlConfig.table_text_chars``.
         """
+        tables = list(tables)
         return cls(
-            {t.id: serializer.table_text(t, max_chars) for t in tables}, {u.node_id: UnitInfo.of(u) for u in units}
+            {t.id: serializer.table_text(t, max_chars) for t in tables},
+            {u.node_id: UnitInfo.of(u) for u in units},
+            {t.id: t.source for t in tables if t.source is not None},
         )
 
     def change(
@@ -69,10 +75,13 @@ class Catalog:
         removed_units: Iterable[str],
         texts: Mapping[str, str],
         units: Iterable[BaseNode],
+        sources: Mapping[str, str | None] | None = None,
     ) -> None:
         """Apply an update: drop removed tables and units, add the new ones (in place)."""
         for table_id in removed_tables:
             self.texts.pop(table_id, None)
+            self.sources.pop(table_id, None)
+        self.sources.update((t, s) for t, s in (sources or {}).items() if s is not None)
         for unit_id in removed_units:
             self.units.pop(unit_id, None)
         self.texts.update(texts)
@@ -81,13 +90,15 @@ class Catalog:
     def to_dict(self) -> dict[str, Any]:
         """JSON of the catalog, one list per field (few containers to read back: a load allocates little).
 
-        ``{"texts": {table id: text}, "units": {"ids", "kinds", "questions", "tables", "table_counts"}}``:
-        ``tables`` holds every unit's tables as numbers in ``texts``' order, ``table_counts`` how many each.
+        ``{"texts": {table id: text}, "sources": {table id: source}, "units": {"ids", "kinds", "questions", "tables",
+        "table_counts"}}``: ``tables`` holds every unit's tables as numbers in ``texts``' order, ``table_counts``
+        how many each; ``sources`` only the tables that have one.
         """
         number = {table_id: i for i, table_id in enumerate(self.texts)}
         infos = self.units.values()
         return {
             "texts": self.texts,
+            "sources": {t: s for t, s in self.sources.items() if s is not None},
             "units": {
                 "ids": list(self.units),
                 "kinds": [info.kind for info in infos],
@@ -103,6 +114,9 @@ class Catalog:
         texts = data["texts"]
         if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
             raise ValueError("texts must map table ids to texts")
+        sources = data.get("sources", {})
+        if not isinstance(sources, dict) or not all(t in texts and isinstance(s, str) for t, s in sources.items()):
+            raise ValueError("sources must map table ids of texts to their sources")
         names = list(texts)
         columns = data["units"]
         ids, kinds, questions = columns["ids"], columns["kinds"], columns["questions"]
@@ -117,4 +131,4 @@ class Catalog:
                 raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
             units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
             start += count
-        return cls(dict(texts), units)
+        return cls(dict(texts), units, dict(sources))

@@ -36,12 +36,15 @@ from llama_index_pearl.tables.inputs import read_table_file
 from llama_index_pearl.tables.table import Table
 
 __all__ = [
+    "ANCHOR_METRICS",
     "BenchQuery",
     "Benchmark",
+    "anchor_metrics",
     "complete_at_k",
     "complete_within_spare",
     "evaluate_rankings",
     "evaluate_slot_rankings",
+    "format_beside",
     "format_metrics",
     "group_means",
     "load_benchmark",
@@ -222,8 +225,9 @@ def evaluate_rankings(
 
 
 def evaluate_sets(queries: Sequence[BenchQuery], sets: Sequence[Sequence[str]]) -> dict[str, dict[str, float]]:
-    """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetSize`` and
-    ``GoldSize`` = mean tables in the set and in the gold (plain means, not percent).
+    """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetPrecision`` =
+    the share of a set's tables that are gold (percent, averaged over questions), ``SetSize`` and ``GoldSize`` =
+    mean tables in the set and in the gold (plain means, not percent).
 
     Args:
         queries: The questions.
@@ -232,6 +236,7 @@ def evaluate_sets(queries: Sequence[BenchQuery], sets: Sequence[Sequence[str]]) 
     rows = [
         {
             "Set": complete_at_k(q.gold_tables, list(chosen), len(chosen)),
+            "SetPrecision": len(set(q.gold_tables) & set(chosen)) / len(set(chosen)) if chosen else 0.0,
             "SetSize": len(chosen),
             "GoldSize": len(set(q.gold_tables)),
         }
@@ -242,6 +247,30 @@ def evaluate_sets(queries: Sequence[BenchQuery], sets: Sequence[Sequence[str]]) 
         row["SetSize"] = round(row["SetSize"] / 100.0, 2)
         row["GoldSize"] = round(row["GoldSize"] / 100.0, 2)
     return metrics
+
+
+ANCHOR_METRICS = ("R@", "C@")  # what pearl eval --anchor sets beside: R@k, C@k and C@G+2
+
+
+def anchor_metrics(metrics: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """The R@k, C@k and C@G+2 of each group (and its question count), the columns an anchor is compared on."""
+    return {
+        group: {key: value for key, value in row.items() if key == "n" or key.startswith(ANCHOR_METRICS)}
+        for group, row in metrics.items()
+    }
+
+
+def format_beside(metrics: Mapping[str, Mapping[str, float]], anchor: Mapping[str, Mapping[str, float]]) -> str:
+    """PEARL's R@k, C@k and C@G+2 per group, each with the anchor's (LlamaIndex's ObjectIndex) after a slash."""
+    columns = [c for c in next(iter(anchor.values()), {}) if c != "n"]
+    lines = ["beside LlamaIndex's ObjectIndex (PEARL / ObjectIndex):", f"{'group':<9} {'n':>5} " + " ".join(
+        f"{c:>13}" for c in columns
+    )]
+    for group, row in anchor.items():
+        ours = metrics.get(group, {})
+        cells = " ".join(f"{ours.get(c, float('nan')):>6.2f}/{row[c]:<6.2f}" for c in columns)
+        lines.append(f"{group:<9} {row['n']:>5} {cells}")
+    return "\n".join(lines)
 
 
 def slot_rankings(

@@ -28,17 +28,25 @@ _TABLE_NAMESPACE = uuid.UUID("0b7f6e1c-2a8d-4f5e-a1c3-9d4e8b7a6c52")
 HINT_CACHE_SIZE = 4096  # result sets
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 class ResultNodes:
     """Result nodes of one revision of an index.
 
     Args:
         join_graph: The index's join graph.
         table_text: A table's text for an LLM (``PearlTableIndex.table_text``).
+        sources: Table -> its source (provenance), the ``source`` of its nodes.
     """
 
-    def __init__(self, join_graph: nx.Graph, table_text: Callable[[str], str]) -> None:
+    def __init__(
+        self, join_graph: nx.Graph, table_text: Callable[[str], str], sources: Mapping[str, str | None] | None = None
+    ) -> None:
         self._graph = join_graph
         self._table_text = table_text
+        self._sources = sources or {}
         self._node_ids: dict[str, str] = {}
         self._hints: dict[tuple[str, ...], list[JoinHint]] = {}
         self._hint_dicts: dict[int, tuple[JoinHint, dict[str, Any]]] = {}
@@ -72,19 +80,14 @@ class ResultNodes:
             ranked: The retrieved tables, the set's first.
             units: What each matched unit is.
             include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
-            table_set: The connected set (``in_set`` and ``set_reason`` of each node); ``None``: no set.
+            table_set: The set (``in_set``, ``set_reason`` and ``set_confidence`` of each node); ``None``: no set.
         """
         hints = self._join_hints(tuple(table.table_id for table in ranked))
-        reasons = table_set.reasons if table_set is not None else {}
+        chosen = table_set if table_set is not None else TableSet((), {})
+        with_hints = include_join_hints_in_text
         return [
             NodeWithScore(
-                node=self._node(
-                    table,
-                    units,
-                    hints_for_table(hints, table.table_id),
-                    include_join_hints_in_text,
-                    reasons.get(table.table_id),
-                ),
+                node=self._node(table, units, hints_for_table(hints, table.table_id), with_hints, chosen),
                 score=table.score,
             )
             for table in ranked
@@ -122,18 +125,21 @@ class ResultNodes:
         units: Mapping[str, UnitInfo],
         hints: list[JoinHint],
         include_join_hints_in_text: bool,
-        set_reason: str | None = None,
+        table_set: TableSet,
     ) -> TextNode:
         unit = units.get(hit.unit_id, UnitInfo(None, [], None))
+        reason = table_set.reasons.get(hit.table_id)
         metadata = {
             "table_id": hit.table_id,
+            "source": self._sources.get(hit.table_id),
             "matched_unit_id": hit.unit_id,
             "matched_kind": unit.kind,
             "matched_table_ids": list(unit.table_ids),
             "matched_question": unit.question,
             "cosine": hit.cosine,
-            "in_set": set_reason is not None,
-            "set_reason": set_reason,
+            "in_set": reason is not None,
+            "set_reason": reason.value if reason is not None else None,
+            "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
             "join_hints": [self._hint_dict(h) for h in hints],
         }
         node_id, text = self._node_id(hit.table_id), self._table_text(hit.table_id)

@@ -46,6 +46,7 @@ import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_pearl.corpus.stores import normalise
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
@@ -59,7 +60,7 @@ from llama_index_pearl.retrieval.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
+from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState, Scope
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.text.models import embed_queries, finite_query_vector
 
@@ -119,6 +120,8 @@ class PearlRetriever(BaseRetriever):
             ``None`` returns the pooled ranking as it is.
         set_margin: Return the set and this many other tables (at most ``similarity_top_k`` unless the set is
             larger); ``None``: ``similarity_top_k`` tables, the set first (all of it when it is larger).
+        filters: LlamaIndex ``MetadataFilters`` on a table's ``table_id`` and ``source``: the retrieval is that of
+            an index holding only the tables they keep (:mod:`~llama_index_pearl.retrieval.scope`).
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
 
@@ -148,6 +151,7 @@ class PearlRetriever(BaseRetriever):
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         set_rule: SetRule | None = DEFAULT_SET_RULE,
         set_margin: int | None = None,
+        filters: MetadataFilters | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -157,7 +161,10 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
         if set_margin is not None and not (_positive_int(set_margin) or set_margin == 0):
             raise ValueError(f"set_margin must be an integer >= 0 or None, got {set_margin!r}")
+        if filters is not None and not isinstance(filters, MetadataFilters):
+            raise ValueError(f"filters must be LlamaIndex's MetadataFilters, got {type(filters).__name__}")
         self._index = index
+        self._filters = filters
         self._set_rule = set_rule
         self._set_margin = set_margin
         self._lexical_weight = float(lexical_weight)
@@ -198,10 +205,12 @@ class PearlRetriever(BaseRetriever):
                 state.query_cache.put(strings, embedding)
         question = query_bundle.query_str
         depth = self._depth(k)
+        scope = yield _Work(lambda: state.scope(self._filters))
         if state.direct:
-            return (yield _Work(lambda: self._search(state, question, embedding, k)))
-        hits = yield from self._pooled(state, QueryBundle(query_str=question, embedding=embedding), depth)
-        answer = yield _Work(lambda: self._answer(state, question, hits, None))
+            return (yield _Work(lambda: self._search(state, question, embedding, k, scope)))
+        bundle = QueryBundle(query_str=question, embedding=embedding)
+        hits = yield from self._pooled(state, bundle, depth, scope)
+        answer = yield _Work(lambda: self._answer(state, question, hits, None, scope))
         return answer
 
     def _depth(self, k: int) -> int:
@@ -209,37 +218,53 @@ class PearlRetriever(BaseRetriever):
         return max(k, self._set_rule.depth) if self._set_rule is not None else k
 
     def _answer(
-        self, state: RetrievalState, question: str, hits: list[PooledTable], bridges: Callable | None
+        self,
+        state: RetrievalState,
+        question: str,
+        hits: list[PooledTable],
+        bridges: Callable | None,
+        scope: Scope | None,
     ) -> list[NodeWithScore]:
         k = self._similarity_top_k
-        ranked, table_set = state.answer(question, hits, k, self._set_rule, self._set_margin, bridges)
+        ranked, table_set = state.answer(question, hits, k, self._set_rule, self._set_margin, bridges, scope)
         return state.nodes.nodes(ranked, state.units, self._include_join_hints_in_text, table_set)
 
-    def _search(self, state: RetrievalState, question: str, embedding: list[float], k: int) -> list[NodeWithScore]:
+    def _search(
+        self, state: RetrievalState, question: str, embedding: list[float], k: int, scope: Scope | None
+    ) -> list[NodeWithScore]:
         boost = state.lexical_boost(question, self._lexical_weight)
         query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         depth = self._depth(k)
-        hits = state.search_many(query, depth, self._first_fetch(len(state.unit_ids), depth), [boost])[0]
-        return self._answer(state, question, hits, state.bridge_records(query[0], boost))
+        if scope is not None:
+            hits = state.search_scoped(query[0], depth, boost, scope)
+        else:
+            hits = state.search_many(query, depth, self._first_fetch(len(state.unit_ids), depth), [boost])[0]
+        return self._answer(state, question, hits, state.bridge_records(query[0], boost), scope)
 
-    def _pooled(self, state: RetrievalState, query: QueryBundle, k: int) -> Generator[Step, Any, list[PooledTable]]:
-        """Qdrant's grouped search, or pooling rounds over a generic store's top units."""
+    def _pooled(
+        self, state: RetrievalState, query: QueryBundle, k: int, scope: Scope | None
+    ) -> Generator[Step, Any, list[PooledTable]]:
+        """Qdrant's grouped search, or pooling rounds over a generic store's top units (those in scope)."""
         lexical: dict[str, float] = {}
         if self._lexical_weight > 0:
             lexical = yield _Work(lambda: state.lexical_scorer().scores(query.query_str))
-        if state.grouped is not None and not lexical:
+        if state.grouped is not None and not lexical and scope is None:
             return (yield _Work(lambda: state.search_grouped(query.embedding or [], k)))
         n_units = len(state.unit_ids)
+        if scope is not None:
+            k = min(k, len(scope.tables))
+            lexical = {u: x for u, x in lexical.items() if _in_scope(state.units[u].table_ids, scope)}
         fetch = self._first_fetch(n_units, k)
         while True:
             fetched: list[UnitHit] = yield _Fetch(query, fetch)
-            hits = self._pool_round(fetched, lexical, fetch, n_units, k)
+            kept = fetched if scope is None else [h for h in fetched if _in_scope(h.table_ids, scope)]
+            hits = self._pool_round(kept, lexical, fetch, n_units, k, exhausted=len(fetched) < fetch)
             if hits is not None:
                 return hits
             fetch = next_fetch_size(fetch, n_units)
 
     def _pool_round(
-        self, fetched: list[UnitHit], lexical: dict[str, float], fetch: int, n_units: int, k: int
+        self, fetched: list[UnitHit], lexical: dict[str, float], fetch: int, n_units: int, k: int, exhausted: bool
     ) -> list[PooledTable] | None:
         """One round of the generic path: the top-k tables once final, ``None`` to fetch more.
 
@@ -249,7 +274,7 @@ class PearlRetriever(BaseRetriever):
         weight = self._lexical_weight
         settled = not lexical_candidates(fetched, lexical, weight, k)
         tables = max_pool(fuse_lexical(fetched, lexical, weight))
-        exhausted = len(fetched) < fetch or fetch >= n_units
+        exhausted = exhausted or fetch >= n_units
         if not (exhausted or (settled and ranking_is_final(tables, k))):
             return None
         return tables[:k]
@@ -361,9 +386,13 @@ class PearlRetriever(BaseRetriever):
         depth = self._depth(self._similarity_top_k)
         matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
         boosts = [state.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
-        hits = state.search_many(matrix, depth, self._first_fetch(len(state.unit_ids), depth), boosts)
+        scope = state.scope(self._filters)
+        if scope is not None:
+            hits = [state.search_scoped(vector, depth, boost, scope) for vector, boost in zip(matrix, boosts)]
+        else:
+            hits = state.search_many(matrix, depth, self._first_fetch(len(state.unit_ids), depth), boosts)
         return [
-            self._answer(state, b.query_str, h, state.bridge_records(vector, boost))
+            self._answer(state, b.query_str, h, state.bridge_records(vector, boost), scope)
             for b, h, vector, boost in zip(bundles, hits, matrix, boosts)
         ]
 
@@ -381,6 +410,11 @@ class PearlRetriever(BaseRetriever):
                 embedding = self._embed(tuple(bundle.embedding_strs))
             bundles[i] = QueryBundle(query_str=bundle.query_str, embedding=embedding)
         return bundles
+
+
+def _in_scope(table_ids: Sequence[str], scope: Scope) -> bool:
+    """Whether a unit counts within a scope: every table it stands for is in it."""
+    return bool(table_ids) and all(t in scope.tables for t in table_ids)
 
 
 def _positive_int(value: object) -> bool:

@@ -26,14 +26,17 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
+import networkx as nx
 import numpy as np
 from llama_index.core.schema import TextNode
-from llama_index.core.vector_stores.types import BasePydanticVectorStore
+from llama_index.core.vector_stores.types import BasePydanticVectorStore, MetadataFilters
 
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
@@ -50,11 +53,12 @@ from llama_index_pearl.retrieval.pooling import (
 )
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
 from llama_index_pearl.retrieval.result_nodes import ResultNodes, UnitInfo
+from llama_index_pearl.retrieval.scope import tables_in_scope
 from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, set_first, word_weights
 from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.text.serialization import table_name_in_text
 
-__all__ = ["RetrievableIndex", "RetrievalState"]
+__all__ = ["RetrievableIndex", "RetrievalState", "Scope"]
 
 _WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
 APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, where the exact store scores all
@@ -87,6 +91,24 @@ class RetrievableIndex(IndexState, Protocol):
     def aread_lock(self) -> AbstractAsyncContextManager[None]: ...
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The tables a scoped retrieval may return (:mod:`~llama_index_pearl.retrieval.scope`), as a state reads them.
+
+    Args:
+        tables: The tables in scope.
+        units: Unit numbers of the units whose tables are all in scope.
+        graph: The join graph among the tables in scope.
+    """
+
+    tables: frozenset[str]
+    units: np.ndarray
+    graph: nx.Graph
+
+
+SCOPE_CACHE_SIZE = 256  # distinct filters whose scope a state keeps
+
+
 class RetrievalState:
     """Arrays, searches and caches for retrieving from one revision of a :class:`RetrievableIndex`.
 
@@ -117,7 +139,8 @@ class RetrievalState:
             ],
             dtype=np.int64,
         )
-        self.nodes = ResultNodes(index.join_graph, index.table_text)
+        self.sources = dict(index.catalog.sources)
+        self.nodes = ResultNodes(index.join_graph, index.table_text, self.sources)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         # BM25 comes from the folder a loaded index was read from, else from the units' texts, on first use;
         # both read the index as it is now, which is this revision while the reader holds the index's lock
@@ -128,6 +151,7 @@ class RetrievalState:
         self._lexical_lock = threading.Lock()
         self._table_text = index.table_text
         self._name_words: list[frozenset[str]] | None = None
+        self._scopes: dict[str, Scope] = {}
 
     @property
     def direct(self) -> bool:
@@ -170,7 +194,37 @@ class RetrievalState:
             return None
         return (weight * (raw.astype(np.float64) / top)).astype(np.float32)
 
-    def question_words(self, question: str) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+    # ----------------------------------------------------------------- scope
+    def scope(self, filters: MetadataFilters | None) -> Scope | None:
+        """The tables, units and joins ``filters`` keep (``None``: every table); computed once per filters.
+
+        Args:
+            filters: LlamaIndex's filters on ``table_id`` and ``source``.
+        """
+        if filters is None:
+            return None
+        key = json.dumps(filters.model_dump(mode="json"), sort_keys=True)
+        with self._lexical_lock:
+            found = self._scopes.get(key)
+        if found is not None:
+            return found
+        tables = tables_in_scope(filters, self.table_ids, self.sources)
+        inside = np.zeros(len(self.table_ids), dtype=bool)
+        inside[[self._table_number[t] for t in tables]] = True
+        units = np.asarray(
+            [u for u in range(len(self.unit_ids)) if len(ts := self.memberships.tables_of(u)) and inside[ts].all()],
+            dtype=np.int64,
+        )
+        found = Scope(tables, units, self.nodes.graph.subgraph(tables))
+        with self._lexical_lock:
+            if len(self._scopes) >= SCOPE_CACHE_SIZE:
+                self._scopes.clear()
+            self._scopes[key] = found
+        return found
+
+    def question_words(
+        self, question: str, scope: Scope | None = None
+    ) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
         """The question's words each table holds (in its name, headers or rows), and each word's weight.
 
         Read off the BM25 index of the tables' ``original`` and ``schema`` units: a word is held by a table
@@ -180,9 +234,14 @@ class RetrievalState:
 
         Args:
             question: The question.
+            scope: Only its tables hold words, and a word's weight is its idf over them.
         """
         index = self.lexical_scorer().index
         names = self._table_name_words()
+        inside = None
+        if scope is not None:
+            inside = np.zeros(len(self.table_ids), dtype=bool)
+            inside[[self._table_number[t] for t in scope.tables]] = True
         held: dict[int, set[str]] = {}
         holders: dict[str, int] = {}
         for word in set(text_tokens(question)):
@@ -191,6 +250,8 @@ class RetrievalState:
                 continue
             tables = self._words_of[index.indices[index.indptr[column] : index.indptr[column + 1]]]
             tables = np.unique(tables[tables >= 0])
+            if inside is not None:
+                tables = tables[inside[tables]]
             named = [t for t in tables.tolist() if word in names[t]]
             if named:  # a word naming a table is that table's, not the tables whose key columns name it
                 tables = np.asarray(named, dtype=np.int64)
@@ -198,7 +259,7 @@ class RetrievalState:
             for table in tables.tolist():
                 held.setdefault(table, set()).add(word)
         words = {self.table_ids[t]: frozenset(ws) for t, ws in held.items()}
-        return words, word_weights(holders, len(self.table_ids))
+        return words, word_weights(holders, len(scope.tables) if scope is not None else len(self.table_ids))
 
     # ---------------------------------------------------------------- answer
     def answer(
@@ -209,6 +270,7 @@ class RetrievalState:
         rule: SetRule | None,
         margin: int | None = None,
         bridge_scores: Callable[[list[str]], list[PooledTable]] | None = None,
+        scope: Scope | None = None,
     ) -> tuple[list[PooledTable], TableSet]:
         """The tables to return: the connected set first, then the other tables of ``ranked``.
 
@@ -220,11 +282,14 @@ class RetrievalState:
             margin: Return the set and this many other tables (at most ``k`` in all, unless the set is larger).
             bridge_scores: The pooled records of bridges outside ``ranked`` (from their own units); ``None`` (a
                 store that cannot score given units): such a bridge scores as the ranking's last table, no unit named.
+            scope: The tables the retrieval may return (``ranked`` holds only those); ``None``: every table.
         """
         if rule is None or not ranked:
             return list(ranked[:k]), TableSet((), {})
-        words, weights = self.question_words(question)
-        table_set = choose_table_set([(t.table_id, t.score) for t in ranked], words, weights, self.nodes.graph, rule)
+        words, weights = self.question_words(question, scope)
+        graph = scope.graph if scope is not None else self.nodes.graph
+        pairs = [(t.table_id, t.score) for t in ranked]
+        table_set = choose_table_set(pairs, words, weights, graph, rule, self.sources)
         known = {t.table_id: t for t in ranked}
         missing = [t for t in table_set.tables if t not in known]
         if missing:
@@ -339,6 +404,28 @@ class RetrievalState:
         cosines = np.full(len(self.unit_ids), -np.inf, dtype=np.float32)
         cosines[candidates] = self.view.scores(query, candidates)
         return cosines
+
+    def search_scoped(self, query: np.ndarray, k: int, boost: np.ndarray | None, scope: Scope) -> list[PooledTable]:
+        """Exact top-``k`` tables of a scope (default FAISS store): every unit in scope scored, the best pooled.
+
+        A database's units are few beside a lake's, so they are scored exactly whatever the store (the exact one or
+        an HNSW graph); a unit outside the scope scores ``-inf`` and pools no table.
+
+        Args:
+            query: The query embedding.
+            k: Tables wanted.
+            boost: Lexical score to add per unit (:meth:`lexical_boost`), or ``None``.
+            scope: From :meth:`scope`.
+        """
+        assert self.view is not None
+        k = min(k, len(scope.tables))
+        if k == 0 or not len(scope.units):
+            return []
+        cosines = np.full(len(self.unit_ids), -np.inf, dtype=np.float32)
+        cosines[scope.units] = self.view.scores(query, scope.units)
+        scores = cosines if boost is None else cosines + boost
+        pooled = pool_best_units(scores, self.memberships, k, k, None if boost is None else cosines)
+        return [t for t in pooled if t.table_id in scope.tables]
 
     def search_grouped(self, query: Sequence[float], k: int) -> list[PooledTable]:
         """Exact top-``k`` tables pooled by Qdrant's grouped search (module ``grouped_search``)."""

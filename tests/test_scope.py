@@ -1,0 +1,149 @@
+"""A question asked within some tables: LlamaIndex's MetadataFilters on table_id and source scope a retrieval."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pandas as pd
+import pytest
+from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
+
+from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.retrieval.scope import tables_in_scope
+from llama_index_pearl.tables.table import Table
+
+TABLES = ["shop.orders", "shop.customers", "crm.customers", "notes"]
+SOURCES = {"shop.orders": "shop", "shop.customers": "shop", "crm.customers": "crm"}
+
+
+def _where(*filters: MetadataFilter | MetadataFilters, condition: str = "and") -> MetadataFilters:
+    return MetadataFilters(filters=list(filters), condition=FilterCondition(condition))
+
+
+def _scope(filters: MetadataFilters) -> list[str]:
+    return sorted(tables_in_scope(filters, TABLES, SOURCES))
+
+
+def test_a_source_keeps_its_tables():
+    assert _scope(_where(MetadataFilter(key="source", value="shop"))) == ["shop.customers", "shop.orders"]
+
+
+def test_several_sources_keep_the_tables_of_any():
+    wanted = MetadataFilter(key="source", value=["shop", "crm"], operator=FilterOperator.IN)
+    assert _scope(_where(wanted)) == ["crm.customers", "shop.customers", "shop.orders"]
+
+
+def test_table_ids_can_be_left_out():
+    left_out = MetadataFilter(key="table_id", value=["shop.orders"], operator=FilterOperator.NIN)
+    assert _scope(_where(left_out)) == ["crm.customers", "notes", "shop.customers"]
+
+
+def test_a_table_without_a_source_is_kept_by_is_empty_and_by_not_equal():
+    assert _scope(_where(MetadataFilter(key="source", value=None, operator=FilterOperator.IS_EMPTY))) == ["notes"]
+    not_shop = MetadataFilter(key="source", value="shop", operator=FilterOperator.NE)
+    assert _scope(_where(not_shop)) == ["crm.customers", "notes"]
+
+
+def test_conditions_nest_as_llamaindexs_do():
+    crm = MetadataFilter(key="source", value="crm")
+    orders = MetadataFilter(key="table_id", value="shop.orders")
+    assert _scope(_where(crm, orders, condition="or")) == ["crm.customers", "shop.orders"]
+    assert _scope(_where(_where(crm, orders, condition="or"), condition="not")) == ["notes", "shop.customers"]
+
+
+def test_a_key_a_table_does_not_carry_is_refused_naming_it():
+    with pytest.raises(ValueError, match="'db'"):
+        _scope(_where(MetadataFilter(key="db", value="shop")))
+
+
+def test_an_operator_a_scope_cannot_read_is_refused_naming_it():
+    with pytest.raises(ValueError, match="'>'"):
+        _scope(_where(MetadataFilter(key="source", value="shop", operator=FilterOperator.GT)))
+
+
+# --------------------------------------------------------------------------------- through the retriever
+@pytest.fixture
+def two_shops(hashing_embedding) -> PearlTableIndex:
+    """Two databases with the same schema: a question names a customer of both."""
+    tables = []
+    for shop, name in [("north", "Ann Lee"), ("south", "Ann Lee")]:
+        customers = pd.DataFrame({"customer_id": [1, 2], "customer_name": [name, "Bo Kim"]})
+        orders = pd.DataFrame({"order_id": [7, 8, 9], "customer_id": [1, 2, 1], "total": [5.0, 7.5, 2.0]})
+        tables += [
+            Table(f"{shop}.customers", customers, source=shop, name="customers"),
+            Table(f"{shop}.orders", orders, source=shop, name="orders"),
+        ]
+    return PearlTableIndex.from_tables(tables, embed_model=hashing_embedding)
+
+
+NORTH = MetadataFilters(filters=[MetadataFilter(key="source", value="north")])
+
+
+def test_filters_on_a_source_return_that_databases_tables_only(two_shops):
+    nodes = two_shops.as_retriever(similarity_top_k=4, filters=NORTH).retrieve("What did Ann Lee order?")
+    assert {n.node.metadata["table_id"] for n in nodes} == {"north.customers", "north.orders"}
+    assert all(n.node.metadata["source"] == "north" for n in nodes)
+
+
+def test_a_scoped_set_is_chosen_within_the_scope(two_shops):
+    nodes = two_shops.as_retriever(similarity_top_k=4, filters=NORTH).retrieve("What did Ann Lee order?")
+    assert {n.node.metadata["table_id"] for n in nodes if n.node.metadata["in_set"]} <= {
+        "north.customers",
+        "north.orders",
+    }
+
+
+def test_a_scoped_retrieval_ranks_as_an_index_of_those_tables_alone(two_shops, hashing_embedding):
+    question = "What did Ann Lee order?"
+    scoped = two_shops.as_retriever(similarity_top_k=2, filters=NORTH).retrieve(question)
+    alone = PearlTableIndex.from_tables(
+        [two_shops.tables[t] for t in ("north.customers", "north.orders")], embed_model=hashing_embedding
+    )
+    single = alone.as_retriever(similarity_top_k=2).retrieve(question)
+    assert [n.node.metadata["table_id"] for n in scoped] == [n.node.metadata["table_id"] for n in single]
+
+
+def test_batch_and_async_retrieval_keep_the_scope(two_shops):
+    retriever = two_shops.as_retriever(similarity_top_k=4, filters=NORTH)
+    for nodes in [*retriever.retrieve_many(["What did Ann Lee order?"]), asyncio.run(retriever.aretrieve("Ann Lee"))]:
+        assert {n.node.metadata["source"] for n in nodes} == {"north"}
+
+
+def test_filters_that_are_not_metadata_filters_are_refused(two_shops):
+    with pytest.raises(ValueError, match="MetadataFilters"):
+        two_shops.as_retriever(filters={"source": "north"})
+
+
+def test_a_scope_with_no_table_returns_nothing(two_shops):
+    nowhere = MetadataFilters(filters=[MetadataFilter(key="source", value="west")])
+    assert two_shops.as_retriever(filters=nowhere).retrieve("What did Ann Lee order?") == []
+
+
+def test_the_source_of_every_table_survives_persist_and_load(two_shops, tmp_path, hashing_embedding):
+    two_shops.persist(tmp_path / "idx")
+    loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
+    nodes = loaded.as_retriever(similarity_top_k=4, filters=NORTH).retrieve("What did Ann Lee order?")
+    assert {n.node.metadata["source"] for n in nodes} == {"north"}
+
+
+@pytest.mark.parametrize("store", ["simple", "qdrant"])
+def test_another_vector_store_scopes_as_the_default_store_does(two_shops, hashing_embedding, store):
+    from llama_index.core import StorageContext
+    from llama_index.core.vector_stores import SimpleVectorStore
+
+    if store == "qdrant":
+        from llama_index.vector_stores.qdrant import QdrantVectorStore
+        from qdrant_client import QdrantClient
+
+        vector_store = QdrantVectorStore(client=QdrantClient(location=":memory:"), collection_name="shops")
+    else:
+        vector_store = SimpleVectorStore()
+    other = PearlTableIndex.from_tables(
+        list(two_shops.tables.values()),
+        embed_model=hashing_embedding,
+        storage_context=StorageContext.from_defaults(vector_store=vector_store),
+    )
+    question = "What did Ann Lee order?"
+    ours = other.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
+    default = two_shops.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
+    assert [n.node.metadata["table_id"] for n in ours] == [n.node.metadata["table_id"] for n in default]
