@@ -29,18 +29,36 @@ from llama_index_pearl.text.serialization import (
     DEFAULT_TABLE_TEXT_CHARS,
 )
 
-__all__ = ["DEFAULT_CONCURRENCY", "GROUPS", "PearlConfig", "check_field", "option", "option_fields"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "GROUPS",
+    "MAX_EF_CONSTRUCTION",
+    "MAX_EF_SEARCH",
+    "MAX_HNSW_M",
+    "PearlConfig",
+    "check_field",
+    "option",
+    "option_fields",
+]
 
 # requests in flight: a local LLM server (vLLM, llama.cpp) serves a few slots at once
 DEFAULT_CONCURRENCY = 4
 # unit count from which the default store is an HNSW graph (benchmarks/README.md, "Scale")
 DEFAULT_APPROXIMATE_FROM = 100_000
+# Upper bounds of the options a folder persists (a folder may come from anyone: a value past them would allocate
+# gigabytes at load or at the first query, e.g. FAISS's graph of M = 2^24 or a candidate list of efSearch = 2^31,
+# or make a load that builds the graph take hours). Each is far above any value that helps: hnswlib advises M of
+# 2 to 100 and efConstruction up to 2,000, FAISS's efSearch ranges 16 to a few thousand.
+MAX_HNSW_M = 256
+MAX_EF_CONSTRUCTION = 4_096
+MAX_EF_SEARCH = 65_536
+MAX_VIEW_ROWS = 10_000
 
 # Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
 # bool that defaults to True (the help of its --no-... flag: what turning it off does), and
-# where needed "min" (numbers), "choices", "flag" (the CLI spelling), "persist" (False: a
-# per-machine or per-run setting, not written with the index) and "update" (True: an
-# insert may use another value than the build did).
+# where needed "min" and "max" (numbers: every number has both), "choices", "flag" (the CLI
+# spelling), "persist" (False: a per-machine or per-run setting, not written with the index)
+# and "update" (True: an insert may use another value than the build did).
 GROUPS = ("reading", "discovery", "generation", "views", "serialization", "store")
 
 
@@ -107,7 +125,7 @@ class PearlConfig:
     """
 
     max_rows_read: int | None = option(
-        DEFAULT_MAX_ROWS_READ, "reading", "leading rows read per table (default 10000)", min=1
+        DEFAULT_MAX_ROWS_READ, "reading", "leading rows read per table (default 10000)", min=1, max=10**9
     )
     csv_options: CsvOptions = field(
         default_factory=CsvOptions,
@@ -126,8 +144,12 @@ class PearlConfig:
         "discover join paths and generate units (False: whole tables only)",
         off="index whole tables only: no join discovery, no generated questions (the whole-table baseline)",
     )
-    budget: int | None = option(None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0)
-    lambda_div: float = option(LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0)
+    budget: int | None = option(
+        None, "discovery", "paths per pool (default: every path; tables/2 with an LLM)", min=0, max=10**6
+    )
+    lambda_div: float = option(
+        LAMBDA_DIV, "discovery", "diversity weight of path selection (paper: 0.1)", min=0.0, max=1000.0
+    )
     use_declared_joins: bool = option(
         True,
         "discovery",
@@ -142,7 +164,7 @@ class PearlConfig:
         choices=CROSS_SOURCE_POLICIES,
     )
     concurrency: int = option(
-        DEFAULT_CONCURRENCY, "generation", "LLM requests in flight", min=1, persist=False, update=True
+        DEFAULT_CONCURRENCY, "generation", "LLM requests in flight", min=1, max=1024, persist=False, update=True
     )
     cache_dir: str | None = option(
         None,
@@ -152,7 +174,7 @@ class PearlConfig:
         update=True,
     )
     single_hop_questions: int | None = option(
-        None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1
+        None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1, max=100
     )
     single_hop: bool = option(False, "views", "per-table questions for tables in no path (paper appendix E)")
     star_units: bool = option(
@@ -169,13 +191,16 @@ class PearlConfig:
         flag="--no-titles",
         off="leave table titles and descriptions out of the indexed texts",
     )
-    max_rows: int = option(DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1)
+    max_rows: int = option(
+        DEFAULT_MAX_ROWS, "serialization", "rows per table view (paper: 10)", min=1, max=MAX_VIEW_ROWS
+    )
     embedded_rows: int = option(
         DEFAULT_EMBEDDED_ROWS,
         "serialization",
         f"rows per table in the embedded text (default {DEFAULT_EMBEDDED_ROWS}); the view's other rows reach only "
         "the lexical index",
         min=0,
+        max=MAX_VIEW_ROWS,
     )
     table_text_chars: int = option(
         DEFAULT_TABLE_TEXT_CHARS,
@@ -183,6 +208,7 @@ class PearlConfig:
         f"characters of a table's text given to an LLM (default {DEFAULT_TABLE_TEXT_CHARS:,}); columns and rows "
         "beyond it are cut with a marker",
         min=200,
+        max=10**7,
     )
 
     approximate_from: int | None = option(
@@ -191,13 +217,24 @@ class PearlConfig:
         f"units from which the default FAISS store searches an HNSW graph (default {DEFAULT_APPROXIMATE_FROM:,}); "
         "below it, exact",
         min=1,
+        max=10**12,
     )
-    hnsw_m: int = option(32, "store", "neighbours per node of the HNSW graph (FAISS's M; default 32)", min=2)
+    hnsw_m: int = option(
+        32, "store", "neighbours per node of the HNSW graph (FAISS's M; default 32)", min=2, max=MAX_HNSW_M
+    )
     hnsw_ef_construction: int = option(
-        200, "store", "HNSW candidate list while inserting (efConstruction; default 200)", min=1
+        200,
+        "store",
+        "HNSW candidate list while inserting (efConstruction; default 200)",
+        min=1,
+        max=MAX_EF_CONSTRUCTION,
     )
     hnsw_ef_search: int = option(
-        768, "store", "HNSW candidate list while searching (efSearch; default 768, at least the units asked for)", min=1
+        768,
+        "store",
+        "HNSW candidate list while searching (efSearch; default 768, at least the units asked for)",
+        min=1,
+        max=MAX_EF_SEARCH,
     )
 
     def __post_init__(self) -> None:
@@ -285,5 +322,7 @@ def check_field(declared: dataclasses.Field, value: Any) -> None:
         raise ValueError(f"{name} must be {expected}{' or None' if 'None' in kind else ''}, got {value!r}")
     if "min" in meta and value < meta["min"]:
         raise ValueError(f"{name} must be >= {meta['min']}, got {value!r}")
+    if "max" in meta and value > meta["max"]:
+        raise ValueError(f"{name} must be <= {meta['max']:,}, got {value!r}")
     if "choices" in meta and value not in meta["choices"]:
         raise ValueError(f"{name} must be one of {tuple(meta['choices'])}, got {value!r}")

@@ -350,6 +350,13 @@ def test_query_on_a_missing_index_is_a_clear_error(tmp_path, capsys):
     assert err.startswith("pearl query: error:") and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("question", "problem"), [("", "The question is empty"), ("\udcff", "lone surrogate")])
+def test_query_of_an_empty_or_undecodable_question_is_one_line_and_exit_2(built, capsys, question, problem):
+    assert main(["query", str(built), question]) == 2  # "\udcff": a byte of the command line not in its encoding
+    err = capsys.readouterr().err
+    assert err.startswith("pearl query: error:") and problem in err and err.count("\n") == 1
+
+
 def test_joins_on_a_plain_folder_lists_the_discovered_edges(bench, capsys):
     assert main(["joins", str(bench / "tables")]) == 0
     out = capsys.readouterr().out

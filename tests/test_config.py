@@ -71,3 +71,19 @@ def test_every_option_has_a_group_and_help():
 def test_every_option_on_by_default_says_what_turning_it_off_does():
     on = [f for f in option_fields() if f.default is True]
     assert on and all(f.metadata.get("off") for f in on)
+
+
+def _numeric(declared) -> bool:
+    return str(declared.type).startswith(("int", "float"))
+
+
+def test_every_number_option_declares_its_range():
+    unbounded = [f.name for f in option_fields() if _numeric(f) and not {"min", "max"} <= set(f.metadata)]
+    assert unbounded == []
+
+
+@pytest.mark.parametrize("declared", [f for f in option_fields() if _numeric(f)], ids=lambda f: f.name)
+def test_a_number_past_its_option_bound_is_refused_naming_it(declared):
+    too_big = declared.metadata["max"] + (1 if str(declared.type).startswith("int") else 1.0)
+    with pytest.raises(ValueError, match=rf"{declared.name} must be <= "):
+        PearlConfig(**{declared.name: too_big})

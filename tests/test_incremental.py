@@ -215,6 +215,16 @@ def test_an_unbounded_lock_timeout_never_times_out_and_an_insert_goes_through(mu
     assert index.lock_timeout == float("inf")
 
 
+@pytest.mark.parametrize("seconds", [1e10, 1e300])  # past threading.TIMEOUT_MAX (292 years), still finite
+def test_a_lock_timeout_past_what_the_platform_can_wait_is_no_limit_and_an_insert_goes_through(
+    music_tables, hashing_embedding, seconds
+):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    index.lock_timeout = seconds
+    index.insert_tables({"tour": pd.DataFrame({"tour_id": [1], "singer_id": [2]})})
+    assert "tour" in index.tables
+
+
 @pytest.mark.parametrize("bad", [0, -5, float("nan"), "10"])
 def test_a_lock_timeout_that_is_no_number_of_seconds_is_refused_at_the_setter(music_tables, hashing_embedding, bad):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)

@@ -153,3 +153,34 @@ def test_a_result_nodes_text_fits_table_text_chars_and_an_inserted_tables_too(mu
     nodes = index.as_retriever(similarity_top_k=2).retrieve("c1 v0_1")
     assert {n.node.metadata["table_id"] for n in nodes} == {"wide", "wider"}
     assert all(len(n.node.text) <= 1000 and "more columns)" in n.node.text for n in nodes)
+
+
+# ---------------------------------------------------------------- questions with nothing to rank by
+@pytest.mark.parametrize("question", ["", "   ", "\t\n"])
+def test_an_empty_or_blank_question_is_one_value_error_saying_so(music_tables, hashing_embedding, question):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    with pytest.raises(ValueError, match=r"^The question is empty"):
+        index.as_retriever().retrieve(question)
+
+
+def test_a_question_holding_a_lone_surrogate_is_one_value_error_naming_its_position(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    with pytest.raises(ValueError, match=r"is not text: a lone surrogate at position 8"):
+        index.as_retriever().retrieve("Wembley \ud800")
+
+
+async def test_async_and_batch_retrieval_refuse_an_empty_question_alike(music_tables, hashing_embedding):
+    retriever = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding).as_retriever()
+    with pytest.raises(ValueError, match=r"^The question is empty"):
+        await retriever.aretrieve("")
+    with pytest.raises(ValueError, match=r"^The question is empty"):
+        retriever.retrieve_many(["Wembley", ""])
+
+
+def test_a_blank_question_with_its_own_embedding_is_ranked_by_it(music_tables, hashing_embedding):
+    from llama_index.core.schema import QueryBundle
+
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    vector = hashing_embedding.get_query_embedding("stadium Wembley")
+    nodes = index.as_retriever(similarity_top_k=1).retrieve(QueryBundle(query_str="", embedding=vector))
+    assert nodes[0].node.metadata["table_id"] == "stadium"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from embeddings import HashingEmbedding, TrigramEmbedding
-from test_persistence import load_and_read, reseal
+from folders import reseal
+from test_persistence import load_and_read
 
 from llama_index_pearl import PearlTableIndex
 
@@ -304,6 +305,15 @@ def test_persist_refuses_an_index_folder_holding_a_file_of_the_user_naming_it(bu
     with pytest.raises(ValueError, match=r"1 file\(s\) the manifest does not list, e.g. 'notes\.txt'"):
         index.persist(folder)
     assert (folder / "notes.txt").read_text() == "keep me"
+
+
+def test_persist_refuses_an_index_folder_holding_a_symbolic_link_of_the_user_naming_it(built, tmp_path):
+    index, folder = built
+    (tmp_path / "mine.txt").write_text("keep me")
+    (folder / "latest").symlink_to(tmp_path / "mine.txt")
+    with pytest.raises(ValueError, match=r"1 file\(s\) the manifest does not list, e.g. 'latest'"):
+        index.persist(folder)
+    assert (folder / "latest").is_symlink() and (tmp_path / "mine.txt").read_text() == "keep me"
 
 
 def _killed_persist(folder: Path) -> None:

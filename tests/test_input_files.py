@@ -91,8 +91,8 @@ def test_a_table_that_fails_to_read_is_named(tmp_path):
     path = tmp_path / "db.sqlite"
     with sqlite3.connect(path) as connection:
         connection.executescript(
-            "CREATE TABLE good (id INTEGER); CREATE TABLE events (at DATETIME);"
-            "INSERT INTO events VALUES ('not a date');"
+            "CREATE TABLE good (id INTEGER); CREATE TABLE events (name TEXT);"
+            "INSERT INTO events VALUES (CAST(X'FF' AS TEXT));"  # text that is not UTF-8: sqlite3 cannot decode it
         )
     with pytest.raises(ValueError, match=r"SQL table 'events'"):
         load_tables(f"sqlite:///{path}")

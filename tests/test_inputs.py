@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import numpy as np
@@ -181,3 +182,87 @@ def test_a_derived_value_is_computed_once_per_table_and_again_for_new_rows():
     table.df = pd.DataFrame({"a": [1, 2, 3]})
     assert table.derived("rows", rows) == 3
     assert len(calls) == 2
+
+
+# ---------------------------------------------------------------- a DataFrame's named index is its key
+_ORDERS = pd.DataFrame({"customer_id": [7, 8, 7], "month": ["jan", "jan", "feb"], "amount": [1.0, 2.0, 3.0]})
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _ORDERS.set_index("customer_id"),
+        _ORDERS.groupby(["customer_id", "month"]).sum(),
+        _ORDERS.pivot_table(index="customer_id", columns="month", values="amount"),
+    ],
+    ids=["set_index", "groupby", "pivot_table"],
+)
+def test_a_named_index_is_kept_as_the_leading_columns_as_to_csv_writes_it(frame):
+    table = load_tables({"orders": frame})[0]
+    assert table.columns[: len(frame.index.names)] == list(frame.index.names)
+    assert table.df["customer_id"].tolist() == frame.index.get_level_values("customer_id").tolist()
+
+
+def test_an_index_named_like_a_column_already_there_is_that_column():
+    table = load_tables({"orders": _ORDERS.set_index("customer_id", drop=False)})[0]
+    assert table.columns == ["customer_id", "month", "amount"]
+
+
+def test_an_unnamed_index_is_not_data():
+    table = load_tables({"orders": _ORDERS[_ORDERS["amount"] > 1]})[0]
+    assert table.columns == ["customer_id", "month", "amount"]
+
+
+# ---------------------------------------------------------------- what real files and databases hold
+def test_a_file_name_that_is_not_utf8_is_read_under_its_bytes_escaped_with_a_warning(tmp_path, caplog):
+    folder = bytes(tmp_path / "export")
+    os.makedirs(folder)
+    with open(folder + b"/caf\xe9.csv", "wb") as handle:  # Latin-1, as a Windows zip archive leaves it
+        handle.write(b"id,name\n1,Ann\n")
+    tables = load_tables(os.fsdecode(folder))
+    assert [t.id for t in tables] == ["caf\\xe9"] and tables[0].name == "caf\\xe9"
+    assert "caf\\xe9" in caplog.text and "not UTF-8" in caplog.text
+
+
+def test_a_folder_holding_a_file_name_that_is_not_utf8_builds_with_the_bundled_encoder(tmp_path, minilm):
+    from llama_index_pearl import PearlTableIndex
+
+    folder = bytes(tmp_path / "export")
+    os.makedirs(folder)
+    with open(folder + b"/caf\xe9.csv", "wb") as handle:
+        handle.write(b"cafe_id,name\n1,Ann\n2,Bo\n")
+    index = PearlTableIndex.from_tables(os.fsdecode(folder), embed_model=minilm)
+    index.persist(tmp_path / "idx")
+    assert set(PearlTableIndex.load(tmp_path / "idx", embed_model=minilm).tables) == {"caf\\xe9"}
+
+
+def test_sqlite_values_their_declared_type_does_not_fit_are_read_as_stored(tmp_path):
+    connection = sqlite3.connect(tmp_path / "real.db")
+    connection.executescript(
+        """
+        CREATE TABLE visits (visit_id INTEGER PRIMARY KEY, at DATETIME, fee NUMERIC, notes JSON, opens TIME);
+        INSERT INTO visits VALUES (1, '03/04/2021', 'n/a', 'free text', 'noonish');
+        INSERT INTO visits VALUES (2, '2021-03-04 10:00:00', 12.5, '{"a": 1}', '10:00:00');
+        """
+    )
+    connection.commit()
+    connection.close()
+    table = load_tables(f"sqlite:///{tmp_path / 'real.db'}")[0]
+    assert table.text_rows() == [
+        ["1", "03/04/2021", "n/a", "free text", "noonish"],
+        ["2", "2021-03-04 10:00:00", "12.5", '{"a": 1}', "10:00:00"],
+    ]
+
+
+def test_a_sqlite_table_whose_values_fit_their_types_is_converted_as_before(tmp_path):
+    connection = sqlite3.connect(tmp_path / "clean.db")
+    connection.executescript(
+        """
+        CREATE TABLE visits (visit_id INTEGER PRIMARY KEY, at DATETIME, fee NUMERIC);
+        INSERT INTO visits VALUES (1, '2021-03-04 10:00:00', 12.50);
+        """
+    )
+    connection.commit()
+    connection.close()
+    frame = load_tables(f"sqlite:///{tmp_path / 'clean.db'}")[0].df
+    assert frame["at"].iloc[0] == pd.Timestamp("2021-03-04 10:00:00") and frame["fee"].iloc[0] == 12.5

@@ -8,16 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from embeddings import HashingEmbedding
+from folders import reseal
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlTableIndex
-from llama_index_pearl.storage.integrity import file_digests
-
-
-def reseal(folder):
-    """Record the folder's current file digests in its manifest, as if persist had written the edit."""
-    manifest = json.loads((folder / "pearl.json").read_text())
-    manifest["files"] = file_digests(folder, manifest["files"])
-    (folder / "pearl.json").write_text(json.dumps(manifest))
 
 
 def load_and_read(folder, embed_model=None, **kwargs):
@@ -218,3 +211,36 @@ def test_a_query_on_a_loaded_index_reads_neither_units_nor_table_rows(built, has
     assert _ranked(loaded, "Wembley capacity") == _ranked(index, "Wembley capacity")
     hits = loaded.as_retriever(similarity_top_k=3).retrieve("Wembley capacity")
     assert [h.node.text for h in hits] == [index.table_text(h.node.metadata["table_id"]) for h in hits]
+
+
+def test_an_index_of_non_latin_names_persists_and_loads_where_the_default_encoding_is_ascii(tmp_path):
+    """Every text file is written and read as UTF-8, whatever the platform's default encoding."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import locale, sys
+        sys.path[:0] = {[str(Path(__file__).parent)]!r}
+        assert locale.getpreferredencoding(False) == "ANSI_X3.4-1968", locale.getpreferredencoding(False)
+        import pandas as pd
+        from embeddings import HashingEmbedding
+        from llama_index_pearl import PearlTableIndex
+        tables = {{"顧客": pd.DataFrame({{"顧客_id": [1, 2], "名前": ["山田", "Zoë"]}})}}
+        PearlTableIndex.from_tables(tables, embed_model=HashingEmbedding()).persist({str(tmp_path / "idx")!r})
+        loaded = PearlTableIndex.load({str(tmp_path / "idx")!r}, embed_model=HashingEmbedding())
+        print(ascii((sorted(loaded.tables), loaded.tables["顧客"].text_rows())))
+        """
+    )
+    # the C locale without Python's UTF-8 mode or locale coercion: ASCII, as on a platform whose default is not UTF-8
+    env = {**os.environ, "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    script_file = tmp_path / "persist.py"
+    script_file.write_text(script, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-X", "utf8=0", str(script_file)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ascii((["顧客"], [["1", "山田"], ["2", "Zoë"]]))

@@ -54,7 +54,7 @@ def write_json(path: str, data: Any) -> None:
     if target.is_dir():
         raise ValueError(f"--json {path!r} is a folder; give a file name")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2))
+    target.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 def _summary(index: PearlTableIndex, persist_seconds: float | None = None) -> str:

@@ -104,9 +104,10 @@ class ExactView:
         self.approximate = self._graph is not None
         self._flat = flat_storage(client)
         rows_to_fid = faiss.vector_to_array(client.id_map).astype(np.int64)
-        self._fid_to_unit = np.full(int(max(faiss_ids.max(initial=-1), rows_to_fid.max(initial=-1))) + 1, -1)
-        self._fid_to_unit[faiss_ids] = np.arange(len(faiss_ids))
-        row_units = self._fid_to_unit[rows_to_fid]
+        # units are numbered in FAISS id order, so a FAISS id's unit is found by bisection: memory follows the
+        # unit count, never the largest id (a folder's ids may start anywhere)
+        self._faiss_ids = faiss_ids
+        row_units = self._unit_of(rows_to_fid)
         live = row_units >= 0
         self._unit_row = np.empty(len(faiss_ids), dtype=np.int64)
         self._unit_row[row_units[live]] = np.flatnonzero(live)
@@ -123,7 +124,14 @@ class ExactView:
             params = faiss.SearchParametersHNSW(efSearch=max(self._graph.hnsw.efSearch, n), sel=self._live)
         with one_faiss_thread() if len(queries) == 1 else nullcontext():
             scores, faiss_ids = self._client.search(queries, min(n, len(self.unit_ids)), params=params)
-        return scores, np.where(faiss_ids >= 0, self._fid_to_unit[np.maximum(faiss_ids, 0)], -1)
+        return scores, self._unit_of(faiss_ids)
+
+    def _unit_of(self, faiss_ids: np.ndarray) -> np.ndarray:
+        """The unit number of each FAISS id, ``-1`` for an id no unit has (a tombstone, or FAISS's -1)."""
+        if not len(self._faiss_ids):
+            return np.full(np.shape(faiss_ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._faiss_ids, faiss_ids), len(self._faiss_ids) - 1)
+        return np.where(self._faiss_ids[at] == faiss_ids, at, -1)
 
     def scores(self, query: np.ndarray, units: np.ndarray) -> np.ndarray:
         """Cosines of some units (their unit numbers) with the query."""

@@ -33,6 +33,7 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore, Vector
 from llama_index.vector_stores.faiss import FaissMapVectorStore
 
 from llama_index_pearl.corpus.approximate import ApproximateSearch, ExactView, graph_of, one_faiss_thread
+from llama_index_pearl.corpus.faiss_file import read_faiss_store
 
 __all__ = [
     "ID_MAP_FILE",
@@ -159,7 +160,7 @@ class PearlFaissStore(FaissMapVectorStore):
     def persist(self, persist_path: str = "", fs: Any = None) -> None:
         """Write the FAISS index and, next to it, the id map and id counter as JSON."""
         super().persist(persist_path=persist_path, fs=fs)
-        with open(os.path.join(os.path.dirname(persist_path), ID_MAP_FILE), "w") as handle:
+        with open(os.path.join(os.path.dirname(persist_path), ID_MAP_FILE), "w", encoding="utf-8") as handle:
             json.dump(
                 {
                     "next_id": self._next_id,
@@ -187,43 +188,51 @@ class PearlFaissStore(FaissMapVectorStore):
     def from_files(
         cls, faiss_path: str, id_map_path: str, approximate: ApproximateSearch | None = None
     ) -> PearlFaissStore:
-        """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle).
+        """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle), checked as :meth:`from_bytes` does.
+
+        Raises:
+            ValueError: Either file cannot be read, or is not one PEARL writes (:meth:`from_bytes`).
+        """
+        files = []
+        for path in (faiss_path, id_map_path):
+            try:
+                with open(path, "rb") as handle:
+                    files.append(handle.read())
+            except OSError as exc:
+                raise ValueError(f"Cannot read the FAISS store file {path!r}: {exc}") from exc
+        return cls.from_bytes(*files, names=(faiss_path, id_map_path), approximate=approximate)
+
+    @classmethod
+    def from_bytes(
+        cls,
+        faiss_data: bytes,
+        id_map_data: bytes,
+        *,
+        names: tuple[str, str],
+        dimension: int | None = None,
+        units: int | None = None,
+        approximate: ApproximateSearch | None = None,
+    ) -> PearlFaissStore:
+        """A store from the bytes of its two files, each checked before FAISS reads it (:mod:`.faiss_file`).
 
         Args:
-            faiss_path: The FAISS index file.
-            id_map_path: The JSON id map next to it.
+            faiss_data: The FAISS index file's bytes.
+            id_map_data: The JSON id map's bytes.
+            names: The two files' paths, for errors.
+            dimension: The vectors' dimension, where known (an index's manifest).
+            units: The units the store holds, where known.
             approximate: The build's settings of approximate search (:meth:`approximate`).
 
         Raises:
-            ValueError: The FAISS file is not an ``IndexIDMap2``, or the id map is
-                corrupted or disagrees with the index.
+            ValueError: The FAISS file is not one PEARL writes (an ``IndexIDMap2`` over an exact or HNSW
+                inner-product index, its sizes those of the file, its vectors finite unit vectors), or the
+                id map is corrupted or disagrees with it; the message names the file.
         """
-        import faiss
-
-        try:
-            index = faiss.read_index(faiss_path)
-        except RuntimeError as exc:
-            raise ValueError(f"Corrupted FAISS file {faiss_path!r}: {exc}") from exc
-        if not isinstance(index, faiss.IndexIDMap2):
-            raise ValueError(f"FAISS file {faiss_path!r} holds a {type(index).__name__}, expected an IndexIDMap2")
-        try:
-            with open(id_map_path) as handle:
-                data = json.load(handle)
-            mapping = {str(k): int(v) for k, v in data["node_id_to_faiss_id_map"].items()}
-            next_id = int(data["next_id"])
-        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"Corrupted FAISS id map {id_map_path!r}: {exc}") from exc
-        # an HNSW graph may hold more vectors than units (tombstones), but every unit's vector
-        stored = faiss.vector_to_array(index.id_map)
-        exact = graph_of(index) is None
-        if (len(mapping) != index.ntotal) if exact else not set(stored.tolist()).issuperset(mapping.values()):
-            raise ValueError(
-                f"FAISS id map {id_map_path!r} lists {len(mapping)} vectors, the index holds {index.ntotal}"
-            )
+        index, mapping, next_id = read_faiss_store(faiss_data, id_map_data, names, dimension, units)
         store = cls(faiss_index=index)
         store._node_id_to_faiss_id_map = mapping
         store._faiss_id_to_node_id_map = {v: k for k, v in mapping.items()}
-        store._next_id = max(next_id, int(stored.max(initial=-1)) + 1)
+        store._next_id = next_id
         store.approximate(approximate)
         return store
 

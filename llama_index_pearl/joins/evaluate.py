@@ -55,7 +55,7 @@ def _column(table: str, column: str) -> str:
 def _gold(joins_file: Path) -> tuple[set[Pair], set[Pair], dict[Pair, tuple[str, str, str, str]]]:
     """Gold table pairs, column pairs, and each table pair's first key (child table, column, parent, column)."""
     tables, columns, keys = set(), set(), {}
-    with joins_file.open() as handle:
+    with joins_file.open(encoding="utf-8") as handle:
         for line in handle:
             if not line.strip():
                 continue

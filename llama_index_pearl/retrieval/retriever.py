@@ -62,7 +62,7 @@ from llama_index_pearl.retrieval.pooling import (
 )
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState, Scope
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
-from llama_index_pearl.text.models import embed_queries, finite_query_vector
+from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever", "unit_query_vector"]
 
@@ -194,6 +194,7 @@ class PearlRetriever(BaseRetriever):
     # ------------------------------------------------------------- the body
     def _body(self, query_bundle: QueryBundle) -> Body:
         """One retrieval, as the steps its driver runs (see the module docstring)."""
+        check_question(query_bundle)
         k = self._similarity_top_k
         state: RetrievalState = yield _Read()
         embedding = _given_embedding(query_bundle)
@@ -399,6 +400,8 @@ class PearlRetriever(BaseRetriever):
     def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
         """Bundles with their embeddings: given ones checked, plain questions embedded in batches."""
         bundles = [q if isinstance(q, QueryBundle) else QueryBundle(query_str=q) for q in questions]
+        for bundle in bundles:
+            check_question(bundle)
         plain = [i for i, b in enumerate(bundles) if b.embedding is None and not b.custom_embedding_strs]
         if plain:
             vectors = embed_queries(self._index.embed_model, [bundles[i].query_str for i in plain], batch_size)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,13 @@ __all__ = ["CATALOG", "LEXICAL", "read_catalog", "read_lexical", "write_catalog"
 
 CATALOG = "catalog.json"
 LEXICAL = "lexical.npz"
+# the arrays of lexical.npz: the kinds of number each holds (float, signed or unsigned integers, bytes), its dimensions
+_ARRAYS = {"data": ("f", 1), "indices": ("iu", 1), "indptr": ("iu", 1), "vocabulary": ("u", 1), "n_docs": ("iu", 0)}
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
 def write_catalog(catalog: Catalog, path: Path) -> None:
-    path.write_text(json.dumps(catalog.to_dict(), ensure_ascii=False))
+    path.write_text(json.dumps(catalog.to_dict(), ensure_ascii=False), encoding="utf-8")
 
 
 def read_catalog(path: Path, data: Any, n_tables: int, n_units: int) -> Catalog:
@@ -79,7 +83,8 @@ def read_lexical(path: Path, data: bytes, n_docs: int) -> LexicalIndex:
         n_docs: Units the catalog lists.
     """
     try:
-        with reading(path), np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        with reading(path), zipfile.ZipFile(io.BytesIO(data)) as archive:
+            arrays = {name: _member(archive, name, *kind, len(data)) for name, kind in _ARRAYS.items()}
             columns = arrays["vocabulary"].tobytes().decode("utf-8").split("\n")
             vocabulary = {token: i for i, token in enumerate(columns) if token}
             index = LexicalIndex(vocabulary, arrays["data"], arrays["indices"], arrays["indptr"], int(arrays["n_docs"]))
@@ -89,6 +94,32 @@ def read_lexical(path: Path, data: bytes, n_docs: int) -> LexicalIndex:
         raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
     _check(path, index, n_docs)
     return index
+
+
+def _member(archive: zipfile.ZipFile, name: str, kinds: str, dimensions: int, size: int) -> np.ndarray:
+    """One array of the archive, its header's shape and type checked against the bytes it has before it is read.
+
+    NumPy allocates what a header claims before it reads (a 100-byte member may claim 64 GiB), and unpacks
+    what the archive's directory claims; ``np.savez`` stores each member as it is, so a member must be stored
+    (not compressed) within the file, and its header must claim exactly the bytes that follow it.
+    """
+    info = archive.getinfo(f"{name}.npy")
+    if info.compress_type != zipfile.ZIP_STORED or info.file_size > size:
+        raise ValueError(f"member {name!r} is compressed or larger than the file; np.savez stores members as they are")
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version not in _HEADERS:
+            raise ValueError(f"member {name!r} is of NumPy format {version}")
+        shape, _, dtype = _HEADERS[version](member)
+        claimed = math.prod(shape) * dtype.itemsize
+        wrong = dtype.kind not in kinds or dtype.hasobject or len(shape) != dimensions
+        if wrong or claimed != info.file_size - member.tell():
+            raise ValueError(
+                f"member {name!r} claims {dtype} of shape {shape} ({claimed:,} bytes) in "
+                f"{info.file_size - member.tell():,} bytes"
+            )
+    with archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _check(path: Path, index: LexicalIndex, n_docs: int) -> None:

@@ -207,10 +207,14 @@ class ReadWriteLock:
 
 
 def check_timeout(seconds: float, what: str = "timeout") -> float:
-    """``seconds`` as a float if it is a wait limit (> 0; ``float("inf")``: no limit), else a ``ValueError``."""
+    """``seconds`` as a float if it is a wait limit (> 0; ``float("inf")``: no limit), else a ``ValueError``.
+
+    A limit past what the platform's waits take (``threading.TIMEOUT_MAX``, about 292 years) is no limit:
+    a wait given it would raise ``OverflowError`` instead of waiting.
+    """
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
         raise ValueError(f"{what} must be a number of seconds > 0 (float('inf'): no limit), got {seconds!r}")
-    return float(seconds)
+    return float(seconds) if seconds <= threading.TIMEOUT_MAX else math.inf
 
 
 def _seconds_left(deadline: tuple[float, float]) -> float | None:

@@ -150,13 +150,13 @@ def _write_files(index: IndexParts, folder: Path) -> None:
     if (folder / LLAMA_FAISS_FILE).is_file():
         os.replace(folder / LLAMA_FAISS_FILE, folder / FAISS_FILE)
     os.replace(folder / LLAMA_INDEX_STORE, folder / INDEX_STORE)
-    (folder / LLAMA_INDEX_STORE).write_text(json.dumps(_NOT_LLAMA_INDEX_LOADABLE))
+    (folder / LLAMA_INDEX_STORE).write_text(json.dumps(_NOT_LLAMA_INDEX_LOADABLE), encoding="utf-8")
     write_tables_file(index.tables if isinstance(index.tables, list) else index.tables.values(), folder / TABLES)
     if index.catalog is None or index.lexical is None:
         raise ValueError("persist needs the index's catalog and lexical index")
     write_catalog(index.catalog, folder / CATALOG)
     write_lexical(index.lexical(), folder / LEXICAL)
-    (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)))
+    (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)), encoding="utf-8")
     generator = index.generator.to_spec() if index.generator is not None else index.generator_spec
     manifest = {
         "format": FORMAT_NAME,
@@ -173,7 +173,7 @@ def _write_files(index: IndexParts, folder: Path) -> None:
         "report": index.report.to_dict(),
         "files": file_digests(folder, (p.name for p in folder.iterdir() if p.is_file())),
     }
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     with (folder / MANIFEST).open("rb") as handle:
         os.fsync(handle.fileno())
 
@@ -196,6 +196,8 @@ def _foreign(folder: Path) -> str | None:
     the folder one the manifest lists: anything else would be deleted with it.
     """
     path = folder / MANIFEST
+    if path.is_symlink():
+        return f"its {MANIFEST} is a symbolic link"
     if not path.is_file():
         return f"no {MANIFEST}"
     try:
@@ -236,7 +238,7 @@ def _read_manifest(snapshot: FolderSnapshot) -> dict[str, Any]:
 def _hold_files(snapshot: FolderSnapshot, manifest: dict[str, Any], needed: list[str]) -> None:
     """Every file the manifest lists, held open and checked; each ``needed`` one present and listed."""
     folder = snapshot.folder
-    missing = [name for name in needed if not (folder / name).is_file()]
+    missing = [name for name in needed if not os.path.lexists(folder / name)]  # a link or a pipe: refused by hold
     if missing:
         raise ValueError(f"Partial PEARL index at {str(folder)!r}: missing {', '.join(missing)}")
     unlisted = [name for name in needed if name not in manifest["files"]]

@@ -18,6 +18,7 @@ Pipeline step: storage (docs/architecture.md).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -35,7 +36,10 @@ __all__ = ["FolderReplaced", "FolderSnapshot"]
 _CHUNK = 1 << 20
 T = TypeVar("T")
 _DIFFERS = "content differs from the SHA-256 the manifest recorded"
-_DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+_DIR_FDS = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+# never follow a link (where the platform can say so), never wait for a pipe's writer
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_LINK = "a symbolic link: an index folder holds its own files, it never reads outside itself"
 
 
 class FolderReplaced(Exception):
@@ -148,16 +152,6 @@ class FolderSnapshot:
         with reading(self.path(name)):
             return json.loads(data.decode("utf-8"))
 
-    def check_same(self, name: str) -> None:
-        """:class:`FolderReplaced` unless ``name``, read by path (by a library that opens it), is the held file."""
-        try:
-            now = os.stat(self.path(name))
-        except OSError:
-            raise FolderReplaced(str(self.folder)) from None
-        held = os.fstat(self._fds[name])
-        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
-            raise FolderReplaced(str(self.folder))
-
     def _held(self, name: str) -> int:
         fd = self._fds.get(name)
         if fd is None:
@@ -165,10 +159,29 @@ class FolderSnapshot:
         return fd
 
     def _open(self, name: str) -> int:
-        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-        if self._dir is not None:
-            return os.open(name, flags, dir_fd=self._dir)
-        return os.open(self.path(name), flags)
+        """The folder's own regular file ``name``, opened without following a link or waiting on a pipe.
+
+        An index folder is data from whoever wrote it: a listed file that is a symbolic link would read
+        a file outside the folder, and a named pipe (or a device) would block ``open`` or the read, so
+        each is refused before it is opened (``lstat``), and again on the descriptor (a swap in between).
+        """
+        path = self.path(name)
+        where = {"dir_fd": self._dir} if self._dir is not None else {}
+        target = name if self._dir is not None else path
+        info = os.stat(target, follow_symlinks=False, **where)
+        _check_kind(path, info)
+        try:
+            fd = os.open(target, _READ_FLAGS, **where)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # replaced by a link since the lstat
+                raise IndexFileError(path, _LINK) from None
+            raise
+        try:
+            _check_kind(path, os.fstat(fd))
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def _replaced(self) -> bool:
         """Whether the folder's path now names another folder than the one this snapshot opened."""
@@ -182,11 +195,17 @@ class FolderSnapshot:
         return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
 
 
-def _check_file(path: Path, fd: int, recorded: Mapping[str, Any]) -> None:
-    """A held file is a regular file of the recorded size and SHA-256."""
-    info = os.fstat(fd)
+def _check_kind(path: Path, info: os.stat_result) -> None:
+    """A file of the folder's own: a regular file, not a link, a folder, a pipe or a device."""
+    if stat.S_ISLNK(info.st_mode):
+        raise IndexFileError(path, _LINK)
     if not stat.S_ISREG(info.st_mode):
-        raise IndexFileError(path, "not a file (listed in the manifest)")
+        raise IndexFileError(path, "not a file of its own: a folder, a named pipe or a device")
+
+
+def _check_file(path: Path, fd: int, recorded: Mapping[str, Any]) -> None:
+    """A held file is of the recorded size and SHA-256."""
+    info = os.fstat(fd)
     if info.st_size != recorded["bytes"]:
         raise IndexFileError(
             path, f"{info.st_size} bytes, the manifest recorded {recorded['bytes']!r:.40} (modified after persist)"

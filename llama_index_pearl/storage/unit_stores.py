@@ -1,8 +1,8 @@
 """The stores of a loaded index folder: its vector store at load, LlamaIndex's stores of its units when first needed.
 
 Both are read from the files the :class:`~llama_index_pearl.storage.snapshot.FolderSnapshot` of the load holds
-(FAISS opens its two files by name: that they are the held ones is checked), and checked against the catalog,
-the tables and each other.
+(FAISS reads the bytes of its file once :mod:`~llama_index_pearl.corpus.faiss_file` has checked them, never a
+path), and checked against the catalog, the tables and each other.
 
 Pipeline step: storage (docs/architecture.md).
 """
@@ -74,16 +74,15 @@ class OpenedStores:
                     f"(collection {where.get('collection')!r}); pass storage_context=StorageContext.from_defaults("
                     f"vector_store=<that store>, persist_dir=...) to PearlTableIndex.load"
                 )
-            store = PearlFaissStore.from_files(
-                str(folder / FAISS_FILE), str(folder / ID_MAP_FILE), approximate=self._approximate
+            # read from the held files (checked at load), each checked before FAISS reads it
+            store = PearlFaissStore.from_bytes(
+                self._snapshot.read(FAISS_FILE),
+                self._snapshot.read(ID_MAP_FILE),
+                names=(str(folder / FAISS_FILE), str(folder / ID_MAP_FILE)),
+                dimension=dimension,
+                units=self._n_units,
+                approximate=self._approximate,
             )
-            for name in (FAISS_FILE, ID_MAP_FILE):  # FAISS opens them by name: the files checked at load?
-                self._snapshot.check_same(name)
-            if store.client.d != dimension:
-                raise ValueError(
-                    f"Vector store dimension {store.client.d} does not match the manifest's {dimension} in "
-                    f"{str(folder)!r}"
-                )
             if unit_ids is not None:
                 check_vector_ids(folder / ID_MAP_FILE, store.id_map(), unit_ids)
         else:

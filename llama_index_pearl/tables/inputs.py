@@ -223,11 +223,27 @@ def _tables_from_folder(folder: Path, read: Callable[[Path], Table | None]) -> l
         table = read(path)
         if table is None:
             continue
-        table.id = relative.with_suffix("").as_posix()
-        table.name = path.stem
-        table.source = relative.parent.as_posix() if relative.parent != Path(".") else None
+        table.id = _readable_name(relative.with_suffix("").as_posix())
+        table.name = _readable_name(path.stem)
+        table.source = _readable_name(relative.parent.as_posix()) if relative.parent != Path(".") else None
         tables.append(table)
     return tables
+
+
+def _readable_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (Latin-1 names a Windows zip archive leaves) as ``\\xe9``.
+
+    Python reads such a name with ``surrogateescape`` (``caf\\udce9``), which no encoder, tokenizer or
+    UTF-8 file takes; the escape keeps the name readable and tells the files apart.
+
+    >>> _readable_name("caf\\udce9")
+    'caf\\\\xe9'
+    """
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -278,7 +294,10 @@ def read_table_file(
         raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
     except (OSError, pd.errors.ParserError, UnicodeError, ImportError, LookupError) as exc:
         raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
-    return Table(id=path.stem, df=df, total_rows=total if total > len(df) else None)
+    table_id = _readable_name(path.stem)
+    if table_id != path.stem:
+        logger.warning("The name of %s is not UTF-8; its table is read as %r", _readable_name(str(path)), table_id)
+    return Table(id=table_id, df=df, total_rows=total if total > len(df) else None)
 
 
 def _check_max_rows(max_rows_read: int | None) -> None:

@@ -12,6 +12,7 @@ Pipeline step: tables (docs/architecture.md).
 
 from __future__ import annotations
 
+import decimal
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -119,11 +120,46 @@ def _read_sample(engine: Any, sa: Any, schema: str | None, name: str, limit: int
         # reflected column types convert values as pd.read_sql_table did (dates, decimals)
         table = sa.Table(name, sa.MetaData(), schema=schema, autoload_with=connection)
         query = sa.select(table) if limit is None else sa.select(table).limit(limit)
-        df = pd.read_sql(query, connection)
+        try:
+            df = pd.read_sql(query, connection)
+        except (ValueError, TypeError, ArithmeticError):  # a value its declared type cannot convert
+            df = _read_as_stored(connection, sa, table, limit)
         if limit is None or len(df) < limit:
             return df, len(df)
         total = connection.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
     return df, int(total)
+
+
+def _read_as_stored(connection: Any, sa: Any, table: Any, limit: int | None) -> pd.DataFrame:
+    """The sample with each column converted by its declared type where every value fits it, else as stored.
+
+    SQLite keeps whatever a row holds whatever the column declares (``DATETIME`` holding ``03/04/2021``,
+    ``NUMERIC`` holding ``n/a``, ``JSON`` holding free text), and one such value made SQLAlchemy's conversion
+    fail the whole table. Such a column is read as the database stores it (text, or the numbers it holds).
+    """
+    stored = [sa.type_coerce(column, sa.types.NullType()).label(column.name) for column in table.columns]
+    query = sa.select(*stored) if limit is None else sa.select(*stored).limit(limit)
+    df = pd.read_sql(query, connection)
+    as_stored = []
+    for column in table.columns:
+        convert = column.type.dialect_impl(connection.dialect).result_processor(connection.dialect, None)
+        if convert is None:
+            continue
+        try:
+            values = [convert(v) for v in df[column.name]]
+        except (ValueError, TypeError, ArithmeticError):
+            as_stored.append(column.name)
+            continue
+        # decimals as floats, as read_sql's coerce_float makes them on a table that converts whole
+        floats = [float(v) if isinstance(v, decimal.Decimal) else v for v in values]
+        df[column.name] = pd.Series(floats, index=df.index, dtype=object).infer_objects()
+    if as_stored:
+        logger.warning(
+            "SQL table %r: column(s) %s hold values their declared type does not fit; read as stored",
+            table.name,
+            ", ".join(repr(c) for c in as_stored),
+        )
+    return df
 
 
 def _foreign_keys(inspector: Any, schema: str | None, name: str, table_id: Any) -> list[ForeignKey]:

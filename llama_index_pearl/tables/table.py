@@ -105,7 +105,10 @@ class Table:
 
     Args:
         id: Unique table id (file stem, SQL table name, or dict key).
-        df: The rows. Column names are stringified; cells may be any type.
+        df: The rows. Column names are stringified; cells may be any type. A named index
+            (``set_index("customer_id")``, ``groupby(...).sum()``, ``pivot_table``) becomes the
+            leading column(s), as ``to_csv`` and ``to_sql`` write it, unless a column of that
+            name is already there; an unnamed index is not data and is dropped.
         title: Optional title embedded before the table name (e.g. a page title).
         description: Optional free-text description embedded with the table.
         foreign_keys: Foreign keys declared by the source (SQL); never required.
@@ -136,6 +139,7 @@ class Table:
             raise ValueError(f"Table id must be a non-empty string, got {self.id!r}")
         if not isinstance(self.df, pd.DataFrame):
             raise ValueError(f"Table {self.id!r}: expected a pandas DataFrame, got {type(self.df).__name__}")
+        self.df = _index_as_columns(self.df)
         if len(self.df.columns) == 0:
             raise ValueError(f"Table {self.id!r} has no columns")
         columns = [str(c) for c in self.df.columns]
@@ -212,6 +216,23 @@ def same_source(a: str | None, b: str | None) -> bool:
     tables come from different places, so nothing is held against their joins.
     """
     return a is None or b is None or a == b
+
+
+def _index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its named index levels as its first columns, as ``to_csv`` and ``to_sql`` write them.
+
+    ``set_index("customer_id")``, ``groupby(...).sum()`` and ``pivot_table`` leave a table's key in its
+    index; dropping it lost the key. A level named like a column already there (``set_index(..., drop=False)``)
+    is that column; unnamed levels (a ``RangeIndex``, a filter's row numbers) are no data.
+    """
+    names = [str(n) for n in df.index.names if n is not None]
+    if not names:
+        return df
+    present = {normalize_column_name(c) for c in df.columns}
+    levels = [i for i, n in enumerate(df.index.names) if n is not None and normalize_column_name(n) not in present]
+    if not levels:
+        return df.reset_index(drop=True)
+    return df.reset_index(level=levels).reset_index(drop=True)
 
 
 def _check_unique_columns(table_id: str, columns: list[str]) -> None:

@@ -28,10 +28,12 @@ import numpy as np
 from llama_index.core import Settings
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.schema import QueryBundle
 
 from llama_index_pearl.text.serialization import TokenCounter, approximate_token_count
 
 __all__ = [
+    "check_question",
     "default_embed_model",
     "embed_model_name",
     "embed_queries",
@@ -118,6 +120,33 @@ def finite_query_vector(vector: Sequence[float], query: str) -> list[float]:
         problem = "empty" if not values else "non-finite (NaN or infinite)"
         raise ValueError(f"A {problem} embedding for the query {query[:80]!r}: nothing could be ranked")
     return values
+
+
+def check_question(query_bundle: QueryBundle) -> None:
+    """A question retrieval can read: text throughout, and words to embed unless its embedding is given.
+
+    An empty or blank question has nothing to rank by, and a string holding a lone surrogate (bytes that did
+    not decode, as ``surrogateescape`` leaves them) is not text an encoder reads: both are one ``ValueError``
+    before anything runs, never an answer ranked by nothing nor an encoder's own error.
+
+    Args:
+        query_bundle: The question (its ``query_str`` and any ``custom_embedding_strs``).
+
+    Raises:
+        ValueError: The question is empty or blank, or is not valid Unicode text.
+    """
+    for text in (query_bundle.query_str, *(query_bundle.custom_embedding_strs or ())):
+        if not isinstance(text, str):
+            raise ValueError(f"A question must be a string, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"The question {text[:80]!r} is not text: a lone surrogate at position {exc.start} "
+                "(bytes that did not decode); decode it with its encoding first"
+            ) from None
+    if query_bundle.embedding is None and not any(s.strip() for s in query_bundle.embedding_strs):
+        raise ValueError("The question is empty: give the words to search for")
 
 
 def resolve_embed_model(embed_model: BaseEmbedding | None = None) -> BaseEmbedding:

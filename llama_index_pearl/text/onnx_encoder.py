@@ -58,7 +58,7 @@ def _weights_digest(model_dir: Path, cache_dir: Path) -> str:
     key = f"{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
     known = cache_dir / "digests.json"
     try:
-        digests = json.loads(known.read_text())
+        digests = json.loads(known.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         digests = {}
     if isinstance(digests, dict) and isinstance(digests.get(key), str):
@@ -71,7 +71,7 @@ def _weights_digest(model_dir: Path, cache_dir: Path) -> str:
     try:  # best effort: a read-only cache only costs the hash next time
         cache_dir.mkdir(parents=True, exist_ok=True)
         partial = known.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps({**(digests if isinstance(digests, dict) else {}), key: value}))
+        partial.write_text(json.dumps({**(digests if isinstance(digests, dict) else {}), key: value}), encoding="utf-8")
         partial.replace(known)
     except OSError:
         pass
@@ -185,7 +185,7 @@ class _Encoder:
     def __init__(self, model_dir: Path, onnx_path: Path) -> None:
         from tokenizers import Tokenizer
 
-        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
         self.max_seq_length = int(config.get("max_seq_length", 256))
         self.tokenizer = _TokenCounter(model_dir / "tokenizer.json")
         self._fast = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -200,7 +200,8 @@ class _Encoder:
         self._single: Any = None
         self._batch: Any = None
         self._making = threading.Lock()
-        self.dimension = int(json.loads((model_dir / "config.json").read_text()).get("hidden_size", 384))
+        model_config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        self.dimension = int(model_config.get("hidden_size", 384))
 
     def _session(self, options: Any) -> Any:
         import onnxruntime
@@ -315,7 +316,8 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
 
         Args:
             batches: The session for batches (a build's); ``False``: the one for single queries.
-            background: Make it on a daemon thread; a failure there is left to the first use to raise.
+            background: Make it on a thread of its own (which the process waits for at exit); a failure there
+                is left to the first use to raise.
         """
         make = self._model._batch_session if batches else self._model._single_session
         if not background:
@@ -328,7 +330,10 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
             except Exception:  # the session is made again, and its error raised, on first use
                 logger.debug("Making the ONNX Runtime session in the background failed", exc_info=True)
 
-        threading.Thread(target=quietly, name="pearl-onnx-session", daemon=True).start()
+        # Not a daemon: Python waits for it at exit. A daemon thread left inside ONNX Runtime's C++ while the
+        # process exits (a load that failed at once, then exit) met the runtime's static objects being destroyed:
+        # "terminate called without an active exception", exit 134 instead of the program's own status.
+        threading.Thread(target=quietly, name="pearl-onnx-session", daemon=False).start()
 
     def _embed(self, texts: list[str], prompt_name: str | None = None) -> list[list[float]]:
         """Batch call with the signature ``HuggingFaceEmbedding`` has (this model has no prompts)."""
