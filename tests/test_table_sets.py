@@ -175,8 +175,14 @@ def test_a_single_table_question_returns_its_table_first(gig_index):
     assert [n.node.metadata["table_id"] for n in nodes if n.node.metadata["in_set"]] == ["label"]
 
 
-def test_a_set_larger_than_similarity_top_k_is_returned_whole(gig_index):
-    nodes = gig_index.as_retriever(similarity_top_k=1).retrieve("Did Joe Sharp ever play at Wembley?")
+def test_similarity_top_k_tables_come_back_and_a_larger_set_is_cut_there_least_sure_last(gig_index):
+    nodes = gig_index.as_retriever(similarity_top_k=2).retrieve("Did Joe Sharp ever play at Wembley?")
+    assert [n.node.metadata["table_id"] for n in nodes] == ["artist", "venue"]
+    assert nodes[0].node.metadata["set_size"] == 3
+
+
+def test_set_margin_returns_a_set_larger_than_similarity_top_k_whole(gig_index):
+    nodes = gig_index.as_retriever(similarity_top_k=2, set_margin=0).retrieve("Did Joe Sharp ever play at Wembley?")
     assert [n.node.metadata["table_id"] for n in nodes] == ["artist", "venue", "gig"]
 
 

@@ -140,6 +140,7 @@ class ResultNodes:
             "in_set": reason is not None,
             "set_reason": reason.value if reason is not None else None,
             "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
+            "set_size": table_set.size,
             "join_hints": [self._hint_dict(h) for h in hints],
         }
         node_id, text = self._node_id(hit.table_id), self._table_text(hit.table_id)

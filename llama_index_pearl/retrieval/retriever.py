@@ -118,8 +118,9 @@ class PearlRetriever(BaseRetriever):
             ranks by the encoder alone, as in the paper.
         set_rule: How the connected set of tables is chosen (:mod:`llama_index_pearl.retrieval.table_sets`);
             ``None`` returns the pooled ranking as it is.
-        set_margin: Return the set and this many other tables (at most ``similarity_top_k`` unless the set is
-            larger); ``None``: ``similarity_top_k`` tables, the set first (all of it when it is larger).
+        set_margin: Return the whole set and this many other tables (at most ``similarity_top_k`` unless the set
+            is larger: what a SQL writer needs); ``None``: ``similarity_top_k`` tables, the set first (a larger
+            set is cut there, its least sure members left out; ``set_size`` says how large it was).
         filters: LlamaIndex ``MetadataFilters`` on a table's ``table_id`` and ``source``: the retrieval is that of
             an index holding only the tables they keep (:mod:`~llama_index_pearl.retrieval.scope`).
         callback_manager: LlamaIndex callbacks.
@@ -128,13 +129,14 @@ class PearlRetriever(BaseRetriever):
     Each result is one ``NodeWithScore`` per table: the node text is the table's
     serialization for an LLM, the score is the table's pooled score (the best fused
     score, cosine plus lexical evidence, over the units that contain the table), and the
-    metadata names the table (``table_id``), the unit that matched (``matched_unit_id``,
+    metadata names the table (``table_id``) and its ``source``, the unit that matched (``matched_unit_id``,
     ``matched_kind``, ``matched_table_ids``, ``matched_question``), that unit's raw
-    ``cosine`` with the question, ``in_set`` and ``set_reason`` (``matched`` / ``bridge``), and
-    ``join_hints``: for each other returned table it joins (directly, or through one named
+    ``cosine`` with the question, the set (``in_set``; ``set_reason``: ``matched``, ``bridge`` or
+    ``unjoined``; ``set_confidence``: how surely the question needs the table; ``set_size``: the whole set's
+    size), and ``join_hints``: for each other returned table it joins (directly, or through one named
     intermediate table), the column pairs and whether each join is declared, explicit or
-    implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`). The connected set
-    of tables (:mod:`~llama_index_pearl.retrieval.table_sets`) comes first, so its scores need
+    implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`). The set of tables
+    (:mod:`~llama_index_pearl.retrieval.table_sets`) comes first, so its scores need
     not descend; then the other tables by score.
 
     A ``QueryBundle``'s ``embedding`` is used as given; else its ``custom_embedding_strs`` are

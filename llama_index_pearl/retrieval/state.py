@@ -277,7 +277,8 @@ class RetrievalState:
         Args:
             question: The question.
             ranked: The pooled ranking, at least ``rule.depth`` tables deep where the index holds them.
-            k: Tables returned (the set first; ``margin`` given: at most this many unless the set is larger).
+            k: Tables returned, the set first (cut at ``k`` when larger); ``margin`` given: at most this many
+                unless the set is larger.
             rule: How the set is chosen; ``None``: the ranking as pooled, no set.
             margin: Return the set and this many other tables (at most ``k`` in all, unless the set is larger).
             bridge_scores: The pooled records of bridges outside ``ranked`` (from their own units); ``None`` (a
@@ -298,9 +299,12 @@ class RetrievalState:
                 last = ranked[-1]
                 extra = [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
             known.update((t.table_id, t) for t in extra)
-        order = set_first((t.table_id for t in ranked), table_set)
         size = len(table_set.tables)
-        count = max(size, k) if margin is None else max(size, min(k, size + margin))
+        if margin is None:  # k tables, as every LlamaIndex retriever returns: a larger set is cut, least sure last
+            table_set, count = table_set.cut(k), k
+        else:  # the whole set and ``margin`` more, at most k unless the set is larger
+            count = max(size, min(k, size + margin))
+        order = set_first((t.table_id for t in ranked), table_set)
         return [known[t] for t in order[:count]], table_set
 
     def bridge_records(self, query: np.ndarray, boost: np.ndarray | None) -> Callable[[list[str]], list[PooledTable]]:

@@ -121,7 +121,7 @@ class SetRule:
     """
 
     depth: int = 12
-    min_confidence: float = 0.12
+    min_confidence: float = 0.1
     coverage: float = 0.1
     bridges: int = 2
     rival_window: float = 0.1
@@ -153,14 +153,47 @@ class TableSet:
         tables: The set's tables, in the order they are returned.
         reasons: Table -> :class:`SetReason`.
         confidence: Table -> the confidence it came in with (a bridge: that of the table it joined; the seed: 1).
+        whole: The size of the set this one was cut from (:meth:`cut`); ``None``: this is the whole set.
     """
 
     tables: tuple[str, ...]
     reasons: Mapping[str, SetReason]
     confidence: Mapping[str, float] = field(default_factory=dict)
+    whole: int | None = None
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self.reasons
+
+    @property
+    def size(self) -> int:
+        """Tables in the whole set (cut or not)."""
+        return self.whole if self.whole is not None else len(self.tables)
+
+    def cut(self, k: int) -> TableSet:
+        """The first tables of the set that fit in ``k``, never a table without the bridges that join it.
+
+        A table and the bridges after it (those that joined it) stay together: the cut keeps the longest run of
+        such groups within ``k`` tables, the least sure ones going.
+
+        >>> whole = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
+        >>> whole.cut(2).tables, whole.cut(2).size
+        (('a',), 3)
+        """
+        if len(self.tables) <= k:
+            return self
+        kept: list[str] = []
+        group: list[str] = []
+        for table in (*self.tables, None):
+            if table is not None and self.reasons[table] is SetReason.BRIDGE:
+                group.append(table)
+                continue
+            if len(kept) + len(group) > k:
+                break
+            kept.extend(group)
+            group = [table] if table is not None else []
+        reasons = {t: self.reasons[t] for t in kept}
+        confidence = {t: c for t, c in self.confidence.items() if t in reasons}
+        return TableSet(tuple(kept), reasons, confidence, self.size)
 
 
 def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:
