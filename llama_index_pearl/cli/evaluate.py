@@ -156,9 +156,7 @@ def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int, per_da
     }
 
 
-def _time_ranker(
-    bench: Benchmark, rank: Any, top: int, per_database: bool
-) -> tuple[list[list[str]], dict[str, float]]:
+def _time_ranker(bench: Benchmark, rank: Any, top: int, per_database: bool) -> tuple[list[list[str]], dict[str, float]]:
     """A baseline's rankings (timed); per database, each question's ranking of every table kept to its db's tables.
 
     A baseline scores each table on its own, so its ranking within a database is its whole ranking restricted.

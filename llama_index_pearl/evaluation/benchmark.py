@@ -263,9 +263,10 @@ def anchor_metrics(metrics: Mapping[str, Mapping[str, float]]) -> dict[str, dict
 def format_beside(metrics: Mapping[str, Mapping[str, float]], anchor: Mapping[str, Mapping[str, float]]) -> str:
     """PEARL's R@k, C@k and C@G+2 per group, each with the anchor's (LlamaIndex's ObjectIndex) after a slash."""
     columns = [c for c in next(iter(anchor.values()), {}) if c != "n"]
-    lines = ["beside LlamaIndex's ObjectIndex (PEARL / ObjectIndex):", f"{'group':<9} {'n':>5} " + " ".join(
-        f"{c:>13}" for c in columns
-    )]
+    lines = [
+        "beside LlamaIndex's ObjectIndex (PEARL / ObjectIndex):",
+        f"{'group':<9} {'n':>5} " + " ".join(f"{c:>13}" for c in columns),
+    ]
     for group, row in anchor.items():
         ours = metrics.get(group, {})
         cells = " ".join(f"{ours.get(c, float('nan')):>6.2f}/{row[c]:<6.2f}" for c in columns)
