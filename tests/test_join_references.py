@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pandas as pd
 
 from llama_index_pearl.joins import candidates as cand
-from llama_index_pearl.joins.discovery import TAU_2
+from llama_index_pearl.joins.discovery import TAU_2, discover_join_paths
 from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
 from llama_index_pearl.joins.profiles import profile_tables
 from llama_index_pearl.tables.table import Table
@@ -203,3 +205,64 @@ def test_a_role_prefixed_id_is_not_a_surrogate_key():
     order = header("Order", "Order Key", "Order Date")
     movement = header("Movement", "Movement Key", "WWI Purchase Order ID", "Customer Key")
     assert joins(order, movement) == set()
+
+
+def _five_row_shop(prefix: str = "") -> list[Table]:
+    """Orders and two tables of theirs as a random five-row sample holds them: every id unique, none met twice."""
+    draw = random.Random(7)
+
+    def five() -> list[str]:  # hashed ids, as e-commerce exports write them
+        return [f"{draw.getrandbits(128):032x}" for _ in range(5)]
+
+    stamps = ["2018-03-09 11:28", "2017-11-20 16:46", "2018-01-02 10:00", "2017-05-06 08:09", "2018-07-08 09:10"]
+    # most columns begin with "order_", the table's own prefix, as in Olist's export
+    orders = rows(
+        f"{prefix}orders",
+        order_id=five(),
+        customer_id=five(),
+        order_status=["delivered"] * 5,
+        order_purchase_timestamp=stamps,
+    )
+    items = rows(
+        f"{prefix}order_items",
+        order_id=five(),
+        order_item_id=["1", "1", "2", "1", "1"],
+        product_id=five(),
+        seller_id=five(),
+        price=["68.0", "124.9", "15.5", "99.9", "30.0"],
+    )
+    payments = rows(
+        f"{prefix}order_payments",
+        order_id=five(),
+        payment_sequential=["1", "1", "1", "2", "1"],
+        payment_type=["credit_card", "boleto", "credit_card", "voucher", "credit_card"],
+        payment_installments=["1", "3", "1", "1", "8"],
+        payment_value=["74.63", "158.8", "116.13", "104.4", "189.0"],
+    )
+    return [orders, items, payments]
+
+
+def _discovered(tables: list[Table]) -> set[tuple[str, str]]:
+    found = discover_join_paths(tables).edges
+    return {(f"{e.left_table}.{e.left_column}", f"{e.right_table}.{e.right_column}") for e in found if e.passes(TAU_2)}
+
+
+def test_a_sibling_whose_copy_of_the_key_is_unique_in_five_rows_is_no_parent():
+    # order_payments has no id of its own, so its order_id, unique in five rows, looks like its key
+    assert _discovered(_five_row_shop()) == {
+        ("order_items.order_id", "orders.order_id"),
+        ("order_payments.order_id", "orders.order_id"),
+    }
+
+
+def test_a_table_named_by_the_entity_under_a_shared_prefix_is_its_parent():
+    assert _discovered(_five_row_shop("olist_")) == {
+        ("olist_order_items.order_id", "olist_orders.order_id"),
+        ("olist_order_payments.order_id", "olist_orders.order_id"),
+    }
+
+
+def test_a_table_of_movies_is_named_by_movie_id():
+    movies = rows("movies", id=["tt01", "tt02", "tt03"], title=["A", "B", "C"])
+    ratings = rows("ratings", movie_id=["tt09", "tt08", "tt07"], avg_rating=["7.1", "6.0", "8.2"])
+    assert joins(movies, ratings) == {("ratings.movie_id", "movies.id")}
