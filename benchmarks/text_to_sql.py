@@ -30,6 +30,8 @@ unchanged prompt costs nothing (and reports the seconds the answer first took).
     python benchmarks/text_to_sql.py --bench ../shared/bench/spider --conditions objectindex,gold --limit 10
     python benchmarks/text_to_sql.py --bench ../shared/bench/spider_realistic --json runs/t2s_realistic.json
     python benchmarks/text_to_sql.py --bench ../shared/bench/spider --cached-only   # a run so far, no LLM call
+    python benchmarks/text_to_sql.py --bench ../shared/bench/spider2_lite --per-database \\
+        --conditions objectindex,pearl-five,pearl-joins,gold   # each question within its own database
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.objects import ObjectIndex, SQLTableNodeMapping, SQLTableSchema
 from llama_index.core.retrievers import NLSQLRetriever
+from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import Benchmark, BenchQuery, load_benchmark
@@ -174,6 +177,21 @@ class GoldTables:
         return [SQLTableSchema(table_name=t, context_str=join_keys_text(t, hints) or None) for t in self.gold]
 
 
+class ByDatabase:
+    """A table retriever per database (``--per-database``): the run sets ``db`` before each question."""
+
+    def __init__(self, of_database: Callable[[str], Any]) -> None:
+        self.db: str | None = None
+        self._of_database = of_database
+        self._made: dict[str, Any] = {}
+
+    def retrieve(self, question: str) -> list[SQLTableSchema]:
+        assert self.db is not None, "ByDatabase needs the question's db"
+        if self.db not in self._made:
+            self._made[self.db] = self._of_database(self.db)
+        return self._made[self.db].retrieve(question)
+
+
 class Recorded:
     """A table retriever as ``NLSQLRetriever`` calls it, remembering the tables that reached the prompt."""
 
@@ -188,22 +206,49 @@ class Recorded:
 
 
 def table_retrievers(
-    conditions: Sequence[str], bench: Benchmark, database: SQLDatabase, k: int, embed_model: Any
+    conditions: Sequence[str],
+    bench: Benchmark,
+    database: SQLDatabase,
+    k: int,
+    embed_model: Any,
+    per_database: bool = False,
 ) -> dict[str, Any]:
-    """Each condition's table retriever (PEARL's index is built only when a condition needs it)."""
+    """Each condition's table retriever (PEARL's index is built only when a condition needs it); per database,
+    ObjectIndex indexes each database's tables alone and PEARL scopes its one index with ``filters``."""
     retrievers: dict[str, Any] = {"gold": GoldTables()}
     if "objectindex" in conditions:
-        schemas = [SQLTableSchema(table_name=name) for name in sorted(database.get_usable_table_names())]
-        mapping = SQLTableNodeMapping(database)
-        objects = ObjectIndex.from_objects(schemas, mapping, index_cls=VectorStoreIndex, embed_model=embed_model)
-        retrievers["objectindex"] = objects.as_retriever(similarity_top_k=k)
+        names = sorted(database.get_usable_table_names())
+
+        def object_index(tables: Sequence[str]) -> Any:
+            schemas = [SQLTableSchema(table_name=name) for name in tables]
+            mapping = SQLTableNodeMapping(database)
+            objects = ObjectIndex.from_objects(schemas, mapping, index_cls=VectorStoreIndex, embed_model=embed_model)
+            return objects.as_retriever(similarity_top_k=k)
+
+        sources = {t.id: t.source for t in bench.tables}
+        retrievers["objectindex"] = (
+            ByDatabase(lambda db: object_index([n for n in names if sources.get(n) == db]))
+            if per_database
+            else object_index(names)
+        )
     if {"pearl", "pearl-joins", "pearl-five", "gold-joins"} & set(conditions):
         started = time.perf_counter()
         index = PearlTableIndex.from_tables(bench.tables, embed_model=embed_model)
         print(f"PEARL index: {len(index.units)} units in {time.perf_counter() - started:.0f} s", flush=True)
-        retrievers["pearl"] = index.as_sql_table_retriever(database, k, join_keys=False)
-        retrievers["pearl-joins"] = index.as_sql_table_retriever(database, k, join_keys=True)
-        retrievers["pearl-five"] = index.as_sql_table_retriever(database, k, set_margin=None, set_rule=None)
+
+        def pearl(db: str | None, **kwargs: Any) -> Any:
+            scope = MetadataFilters(filters=[MetadataFilter(key="source", value=db)]) if db is not None else None
+            return index.as_sql_table_retriever(database, k, filters=scope, **kwargs)
+
+        variants = {
+            "pearl": {"join_keys": False},
+            "pearl-joins": {"join_keys": True},
+            "pearl-five": {"set_margin": None, "set_rule": None},
+        }
+        for name, kwargs in variants.items():
+            retrievers[name] = (
+                ByDatabase(lambda db, kwargs=kwargs: pearl(db, **kwargs)) if per_database else pearl(None, **kwargs)
+            )
         retrievers["gold-joins"] = GoldTables(index.join_graph)
     return retrievers
 
@@ -330,6 +375,8 @@ class Condition:
         """Ask the question, run and judge the SQL, keep the record (prompt tables, verdict, tokens, seconds)."""
         if isinstance(self.retriever, GoldTables):
             self.retriever.gold = query.gold_tables
+        if isinstance(self.retriever, ByDatabase):
+            self.retriever.db = query.db
         started = time.perf_counter()
         self.llm.last, self.recorded.tables = {}, []
         record: dict[str, Any] = {"id": query.id, "n_tables": query.n_tables, "condition": self.name}
@@ -419,6 +466,9 @@ def main() -> None:
     parser.add_argument(
         "--cached-only", action="store_true", help="call no LLM: questions not answered yet are left out"
     )
+    parser.add_argument(
+        "--per-database", action="store_true", help="each question within its db's tables (ObjectIndex and PEARL)"
+    )
     args = parser.parse_args()
     conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     unknown = sorted(set(conditions) - set(CONDITIONS))
@@ -432,7 +482,7 @@ def main() -> None:
     print(f"{bench.name}: {len(questions)} questions (tables 1/2/3+: {sizes[1]}/{sizes[2]}/{sizes[3]})", flush=True)
     judge = Judge(bench, args.work / bench.name, args.sql_timeout)
     embed_model = default_embed_model()
-    retrievers = table_retrievers(conditions, bench, judge.database, args.k, embed_model)
+    retrievers = table_retrievers(conditions, bench, judge.database, args.k, embed_model, args.per_database)
     llm = make_llm(args)
     runs = [Condition(name, retrievers[name], judge, llm, embed_model) for name in conditions]
     for i, query in enumerate(questions, 1):  # question by question: a partial run compares like with like
@@ -445,6 +495,7 @@ def main() -> None:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         meta = {"bench": bench.name, "k": args.k, "n": len(questions), "seed": args.seed, "model": args.llm_model}
+        meta["per_database"] = args.per_database
         args.json.write_text(json.dumps({**meta, "summary": summary, "records": records}, indent=1), encoding="utf-8")
 
 

@@ -43,6 +43,9 @@ def test_join_naming_reads_a_role_after_a_key_from_the_same_words():
     assert parse_reference("teamIDwinner").core == ("team",)
 
 
-@pytest.mark.parametrize(("plural", "one"), [("countries", "country"), ("races", "race"), ("bus", "bus"), ("movies", "movie"), ("series", "series")])
+@pytest.mark.parametrize(
+    ("plural", "one"),
+    [("countries", "country"), ("races", "race"), ("bus", "bus"), ("movies", "movie"), ("series", "series")],
+)
 def test_plurals_fold_to_the_singular(plural, one):
     assert singular(plural) == one

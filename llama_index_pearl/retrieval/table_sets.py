@@ -19,7 +19,7 @@ one table at a time, each by how surely the question needs it:
    it is of the seed's source: a table the question names is needed even where no join to it was found.
 5. **Rivals**: where a table of another source scores within ``rival_window`` of the seed, the question may
    belong to either database; the join graph then says nothing of which, and a table comes in only with words no
-   member holds (``rival_words``) or a score tied with the best (``rival_tie``).
+   member holds (at least ``rival_words`` of their weight).
 
 The set comes first, its tables in the order they came in, each bridge after the table it joined, then the
 other tables in their order. Pure functions over the ranking, the words each table holds, the tables' sources
@@ -115,18 +115,16 @@ class SetRule:
         coverage: Score the seed gains for holding all of the question's coverable words (its share times this).
         bridges: At most this many tables between a table that comes in and the set.
         rival_window: A table of another source within this of the seed's score makes the question a rival's too.
-        rival_words: With a rival, the share of the question's word weight a table must bring to come in...
-        rival_tie: ...or how close to the best score it must be.
+        rival_words: With a rival, the share of the question's word weight a table must bring to come in.
         evidence: The weights of the confidence.
     """
 
     depth: int = 12
     min_confidence: float = 0.1
     coverage: float = 0.1
-    bridges: int = 2
+    bridges: int = 3
     rival_window: float = 0.1
     rival_words: float = 0.05
-    rival_tie: float = 0.02
     evidence: Evidence = field(default_factory=Evidence)
 
     def __post_init__(self) -> None:
@@ -136,7 +134,7 @@ class SetRule:
             raise ValueError(f"SetRule.bridges must be >= 0, got {self.bridges!r}")
         if not 0.0 < self.min_confidence < 1.0:
             raise ValueError(f"SetRule.min_confidence must be within (0, 1), got {self.min_confidence!r}")
-        for name in ("coverage", "rival_window", "rival_words", "rival_tie"):
+        for name in ("coverage", "rival_window", "rival_words"):
             value = getattr(self, name)
             if not 0.0 <= value < math.inf:
                 raise ValueError(f"SetRule.{name} must be a finite number >= 0, got {value!r}")
@@ -313,10 +311,8 @@ class _Growth:
         return TableSet(tuple(self._answer_order(order, reasons)), reasons, confidence)
 
     def _admissible(self, table: str) -> bool:
-        """With a rival database, only evidence admits a table: new words, or a score tied with the best."""
-        if not self.rival:
-            return True
-        return self.gain(table) >= self.rule.rival_words or self.top - self.scores[table] <= self.rule.rival_tie
+        """With a rival database, only evidence admits a table: words of the question no member holds."""
+        return not self.rival or self.gain(table) >= self.rule.rival_words
 
     def _logit(self, table: str, distances: Mapping[str, int]) -> float:
         degree = self.graph.degree(table) if table in self.graph else 0
