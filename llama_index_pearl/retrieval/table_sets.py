@@ -19,7 +19,8 @@ one table at a time, each by how surely the question needs it:
    it is of the seed's source: a table the question names is needed even where no join to it was found.
 5. **Rivals**: where a table of another source scores within ``rival_window`` of the seed, the question may
    belong to either database; the join graph then says nothing of which, and a table comes in only with words no
-   member holds (at least ``rival_words`` of their weight).
+   member holds (at least ``rival_words`` of their weight) or through the very unit that scores best (a score
+   equal to the best one).
 
 The set comes first, its tables in the order they came in, each bridge after the table it joined, then the
 other tables in their order. Pure functions over the ranking, the words each table holds, the tables' sources
@@ -311,8 +312,9 @@ class _Growth:
         return TableSet(tuple(self._answer_order(order, reasons)), reasons, confidence)
 
     def _admissible(self, table: str) -> bool:
-        """With a rival database, only evidence admits a table: words of the question no member holds."""
-        return not self.rival or self.gain(table) >= self.rule.rival_words
+        """With a rival database, only evidence admits a table: words of the question no member holds, or the best
+        score (the unit that scores best holds it)."""
+        return not self.rival or self.gain(table) >= self.rule.rival_words or self.scores[table] >= self.top
 
     def _logit(self, table: str, distances: Mapping[str, int]) -> float:
         degree = self.graph.degree(table) if table in self.graph else 0
