@@ -322,10 +322,20 @@ class _Growth:
         return self.rule.evidence.logit(gap, self.gain(table), distances.get(table, MAX_DISTANCE), degree)
 
     def _distances(self, members: Sequence[str]) -> dict[str, int]:
-        sources = [m for m in members if m in self.graph]
-        if not sources:
-            return {}
-        return dict(nx.multi_source_dijkstra_path_length(self.graph, sources, cutoff=MAX_DISTANCE, weight=None))
+        """Joins from the set to each candidate, breadth first, until every candidate is reached (a lake's hubs
+        join thousands of tables: the walk stops at the candidates, at most ``MAX_DISTANCE`` joins out)."""
+        frontier = [m for m in members if m in self.graph]
+        seen = dict.fromkeys(frontier, 0)
+        wanted = {t for t in self.candidates if t not in seen}
+        for depth in range(1, MAX_DISTANCE + 1):
+            if not wanted or not frontier:
+                break
+            reached = [n for table in frontier for n in self.graph.neighbors(table) if n not in seen]
+            frontier = list(dict.fromkeys(reached))
+            for table in frontier:
+                seen[table] = depth
+            wanted.difference_update(frontier)
+        return seen
 
     def _path(self, table: str, members: Sequence[str]) -> tuple[str, ...] | None:
         """The tables between ``table`` and the nearest member on a shortest path of the join graph, the one whose
