@@ -47,8 +47,9 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
+from llama_index_pearl.corpus.approximate import one_faiss_thread
 from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.stores import exact_faiss_store, one_faiss_thread
+from llama_index_pearl.corpus.faiss_store import new_faiss_store
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.tables.inputs import load_tables
@@ -147,7 +148,7 @@ def synthetic_index(n_units: int, dim: int = 384, seed: int = 0) -> PearlTableIn
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for unit, vector in zip(units, vectors):
         unit.embedding = vector.tolist()
-    store = exact_faiss_store(dim)
+    store = new_faiss_store(dim)
     store.add(units)
     for unit in units:
         unit.embedding = None

@@ -34,8 +34,8 @@ def score(tables: list, planted: list, policy: str, embed_model: object, source:
     ``source`` maps table ids to their true source, so that cross-source recall is
     measured the same way when discovery ran without provenance.
     """
+    from llama_index_pearl.evaluation.join_discovery import prf
     from llama_index_pearl.joins import TAU_2, discover_join_paths
-    from llama_index_pearl.joins.evaluate import prf
 
     result = discover_join_paths(tables, embed_model, cross_source_joins=policy)
     found = {frozenset(e.tables) for e in result.edges if e.explicit and e.passes(TAU_2)}

@@ -7,9 +7,9 @@ question that names its table); a query names 1 or 2 tables the same way, a litt
 ``--domain-tables N`` tables come in domains of N (a database, a topic) whose centres share a direction, and the
 second and third tables of a unit or a question come from its first table's domain, as joined tables come from one
 database (``--joins-anywhere``: from any domain, the harder lake). For each size it
-builds, through :class:`~llama_index_pearl.corpus.stores.PearlFaissStore`'s own ``add``, the exact store and the
+builds, through :class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`'s own ``add``, the exact store and the
 HNSW store (``PearlConfig``'s ``hnsw_*`` defaults), and reports build time, the resident memory each added,
-query p50/p95 of ``RetrievalState.search_many`` (top-n search and max-pooling to tables, one query at a time,
+query p50/p95 of ``ExactSearch.search_many`` (top-n search and max-pooling to tables, one query at a time,
 k = 10, the retriever's first fetch; no encoder, no lexical evidence), and table-level recall@10 against the
 exact store's top-10 tables. ``--server URL`` does the same for a Milvus server on loopback
 (``llama-index-vector-stores-milvus``'s ``MilvusVectorStore``: insert, then top-n queries over-fetched until
@@ -38,9 +38,9 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.catalog import UnitInfo
-from llama_index_pearl.corpus.stores import PearlFaissStore, exact_faiss_store
+from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool, ranking_is_final
-from llama_index_pearl.retrieval.retriever import MIN_FETCH
+from llama_index_pearl.retrieval.search import MIN_FETCH
 from llama_index_pearl.retrieval.state import RetrievalState
 
 DIM = 384
@@ -119,7 +119,7 @@ class SyntheticIndex:
         self.tables = [f"t{i}" for i in range(lake.n_tables)]
         self.join_graph = nx.Graph()
         units = {u: UnitInfo("explicit", [f"t{t}" for t in ts], None) for u, ts in zip(lake.unit_ids, lake.tables)}
-        self.catalog = type("SyntheticCatalog", (), {"units": units})()
+        self.catalog = type("SyntheticCatalog", (), {"units": units, "sources": {}})()
 
     def table_text(self, table_id: str) -> str:
         return table_id
@@ -141,7 +141,7 @@ def build_store(lake: Lake, approximate: ApproximateSearch | None) -> tuple[Pear
     """The store with every unit, through its own ``add`` in batches; seconds and resident MB it added."""
     gc.collect()
     before, start = rss_mb(), time.perf_counter()
-    store = exact_faiss_store(DIM, approximate)
+    store = new_faiss_store(DIM, approximate)
     for first in range(0, len(lake.unit_ids), BATCH):
         store.add(lake.nodes(first, min(first + BATCH, len(lake.unit_ids))))
     seconds = time.perf_counter() - start
@@ -154,7 +154,7 @@ def top_tables(state: RetrievalState, queries: np.ndarray) -> tuple[list[list[st
     tables, times = [], []
     for row in queries:
         start = time.perf_counter()
-        pooled = state.search_many(row[None, :], K, fetch)[0]
+        pooled = state.search.search_many(row[None, :], K, fetch)[0]
         times.append((time.perf_counter() - start) * 1000)
         tables.append([p.table_id for p in pooled])
     return tables, times

@@ -35,10 +35,10 @@ def _rows(index: PearlTableIndex, queries: Sequence[Any], tables: dict[str, str 
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
     rows = []
     for query, vector in zip(queries, vectors):
-        boost = state.lexical_boost(query.question, weight)
-        pooled = state.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
+        boost = state.space.boost(query.question, weight)
+        pooled = state.search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         ranked = [(t.table_id, t.score) for t in pooled]
-        words, weights = state.question_words(query.question)
+        words, weights = state.words.of(query.question)
         graph = state.nodes.graph
         if per_db and query.db is not None:
             keep = {t for t, source in tables.items() if source == query.db}

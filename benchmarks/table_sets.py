@@ -66,19 +66,20 @@ def parse_rule(text: str) -> SetRule | None:
 def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_database: bool) -> list[dict[str, Any]]:
     """Per question: the pooled ranking of every table in reach, the words each holds, their weights, the graph."""
     state = index.retrieval_state()
+    search = state.search  # the default store's: it ranks every table in reach
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
     rows = []
     for query, vector in zip(queries, vectors):
-        boost = state.lexical_boost(query.question, retriever.lexical_weight)
+        boost = state.space.boost(query.question, retriever.lexical_weight)
         scope = None
         if per_database and query.db:
             scope = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value=query.db)]))
         if scope is None:
-            pooled = state.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
+            pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         else:
-            pooled = state.search_scoped(vector, len(scope.tables), boost, scope)
-        words, weights = state.question_words(query.question, scope)
+            pooled = search.search_scoped(vector, len(scope.tables), boost, scope)
+        words, weights = state.words.of(query.question, scope)
         graph = scope.graph if scope is not None else state.nodes.graph
         rows.append(
             {"ranked": [(t.table_id, t.score) for t in pooled], "words": words, "weights": weights, "graph": graph}

@@ -13,7 +13,9 @@ and ``mkdocs build`` replaces what lies between them with NAME's text:
   argparse derived from each;
 - ``cli-reference``: every ``pearl`` command, its usage and its arguments, read off the argparse parsers of
   ``llama_index_pearl.cli`` (``full_parser()``, the parser ``pearl`` itself runs);
-- ``api-reference``: a mkdocstrings directive per public name of ``llama_index_pearl`` (``_PUBLIC``);
+- ``api-reference``: a mkdocstrings directive per public name of ``llama_index_pearl`` (``_PUBLIC``), with the
+  members a class inherits from the package's classes that are no public name, so documented nowhere else
+  (``PearlTableIndex``'s builds, updates and engines; the reports' ``to_dict``);
 - ``benchmarks``: ``benchmarks/README.md``, where every measurement is written once.
 
 An unknown NAME, or a begin without its end, fails the build.
@@ -187,12 +189,32 @@ def _arguments(parser: argparse.ArgumentParser) -> list[str]:
 
 def api_reference() -> str:
     """A mkdocstrings directive per public name, in ``__all__``'s order."""
+    import importlib
+
     import llama_index_pearl
 
     out = []
     for name in llama_index_pearl.__all__:
-        out += [f"::: {llama_index_pearl._PUBLIC[name]}.{name}", ""]
+        module = llama_index_pearl._PUBLIC[name]
+        out.append(f"::: {module}.{name}")
+        inherited = _inherited(getattr(importlib.import_module(module), name))
+        if inherited:
+            out += ["    options:", f"      inherited_members: [{', '.join(inherited)}]"]
+        out.append("")
     return "\n".join(out)
+
+
+def _inherited(obj: object) -> list[str]:
+    """The public members a class inherits from the package's classes that are no public name (its mixins)."""
+    import llama_index_pearl
+
+    if not isinstance(obj, type):
+        return []
+    names: list[str] = []
+    for base in obj.__mro__[1:]:
+        if base.__module__.startswith("llama_index_pearl.") and base.__name__ not in llama_index_pearl._PUBLIC:
+            names += [n for n in vars(base) if not n.startswith("_") and n not in vars(obj) and n not in names]
+    return names
 
 
 def benchmarks() -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from llama_index_pearl.config import PearlConfig
     from llama_index_pearl.corpus.build import BuildReport
+    from llama_index_pearl.corpus.updates import UpdateReport
     from llama_index_pearl.generation import (
         HeuristicQueryGenerator,
         LLMQueryGenerator,
@@ -21,7 +22,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
     from llama_index_pearl.index import PearlTableIndex
     from llama_index_pearl.retrieval.retriever import PearlRetriever
-    from llama_index_pearl.storage.incremental import UpdateReport
     from llama_index_pearl.storage.locks import LockTimeout
     from llama_index_pearl.tables.inputs import load_tables
     from llama_index_pearl.tables.table import ForeignKey, Table
@@ -41,7 +41,7 @@ _PUBLIC = {
     "QueryGenerator": "llama_index_pearl.generation",
     "Table": "llama_index_pearl.tables.table",
     "TableView": "llama_index_pearl.text.serialization",
-    "UpdateReport": "llama_index_pearl.storage.incremental",
+    "UpdateReport": "llama_index_pearl.corpus.updates",
     "load_tables": "llama_index_pearl.tables.inputs",
     "register_generator": "llama_index_pearl.generation",
 }

@@ -11,7 +11,7 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.corpus.approximate import ApproximateSearch, graph_of
-from llama_index_pearl.corpus.stores import PearlFaissStore, exact_faiss_store
+from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 SMALL = ApproximateSearch(from_units=4, m=8, ef_construction=40, ef_search=64)
@@ -52,7 +52,7 @@ def test_at_the_threshold_the_store_becomes_a_graph_and_retrieves_the_exact_tabl
 
 
 def test_the_store_turns_into_a_graph_when_an_add_reaches_the_threshold():
-    store = exact_faiss_store(8, SMALL)
+    store = new_faiss_store(8, SMALL)
     vectors = _unit_vectors(6)
     store.add(_nodes(vectors[:3]))
     assert graph_of(store.client) is None
@@ -62,20 +62,20 @@ def test_the_store_turns_into_a_graph_when_an_add_reaches_the_threshold():
 
 
 def test_a_deleted_unit_stays_in_the_graph_as_a_tombstone_never_returned():
-    store = exact_faiss_store(8, SMALL)
+    store = new_faiss_store(8, SMALL)
     vectors = _unit_vectors(10)
     store.add(_nodes(vectors))
     store.delete_nodes(["u0", "u1"])
     assert store.tombstones() == 2
     result = store.query(VectorStoreQuery(query_embedding=vectors[0].tolist(), similarity_top_k=8))
     assert len(result.ids) == 8 and not {"u0", "u1"} & set(result.ids)
-    view = store.exact_view()
+    view = store.view()
     _, units = view.top(vectors[:1], 8)
     assert sorted(view.unit_ids[u] for u in units[0]) == [f"u{i}" for i in range(2, 10)]
 
 
 def test_tombstones_that_outnumber_the_units_are_dropped_by_a_rebuild():
-    store = exact_faiss_store(8, SMALL)
+    store = new_faiss_store(8, SMALL)
     vectors = _unit_vectors(10)
     store.add(_nodes(vectors))
     store.delete_nodes([f"u{i}" for i in range(6)])
@@ -84,7 +84,7 @@ def test_tombstones_that_outnumber_the_units_are_dropped_by_a_rebuild():
 
 
 def test_a_graph_store_persists_as_a_faiss_file_and_reads_back_with_its_tombstones(tmp_path):
-    store = exact_faiss_store(8, SMALL)
+    store = new_faiss_store(8, SMALL)
     vectors = _unit_vectors(10)
     store.add(_nodes(vectors))
     store.delete_nodes(["u3"])

@@ -12,7 +12,8 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.corpus.stores import PearlFaissStore, exact_faiss_store, store_dimension
+from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.corpus.stores import store_dimension
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 
@@ -95,7 +96,7 @@ def test_external_store_of_another_dimension_fails_fast_on_load_with_both_dimens
 
 
 def test_store_dimension_reads_faiss_qdrant_and_embed_dim_attributes(music_tables):
-    assert store_dimension(exact_faiss_store(12)) == 12
+    assert store_dimension(new_faiss_store(12)) == 12
     storage = StorageContext.from_defaults(vector_store=_qdrant_store())
     PearlTableIndex.from_tables(music_tables, embed_model=HashingEmbedding(), storage_context=storage)
     assert store_dimension(storage.vector_store) == 64
@@ -143,7 +144,7 @@ def test_over_fetch_on_a_top_n_store_equals_exact_pooling(music_tables, k):
 
 
 def test_faiss_default_never_reuses_an_id_after_a_delete():
-    store = exact_faiss_store(2)
+    store = new_faiss_store(2)
     store.add([TextNode(id_="a", text="a", embedding=[1.0, 0.0]), TextNode(id_="b", text="b", embedding=[0.0, 1.0])])
     store.delete_nodes(["a"])
     store.add([TextNode(id_="c", text="c", embedding=[0.6, 0.8])])
@@ -153,7 +154,7 @@ def test_faiss_default_never_reuses_an_id_after_a_delete():
 
 
 def test_faiss_default_round_trips_its_id_counter_as_json(tmp_path):
-    store = exact_faiss_store(2)
+    store = new_faiss_store(2)
     store.add([TextNode(id_="a", text="a", embedding=[1.0, 0.0]), TextNode(id_="b", text="b", embedding=[0.0, 1.0])])
     store.delete_nodes(["b"])
     store.persist(str(tmp_path / "default__vector_store.json"))

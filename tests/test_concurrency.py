@@ -99,7 +99,7 @@ def _queued_update(index: PearlTableIndex, tables: dict[str, pd.DataFrame]) -> t
 
     writer = threading.Thread(target=insert)
     writer.start()
-    until(lambda: index._rw.waiting_writers == 1)  # the lock's diagnostic: the insert is queued
+    until(lambda: index._revisions.waiting_writers == 1)  # the lock's diagnostic: the insert is queued
     return writer, errors
 
 

@@ -7,7 +7,7 @@ from fake_openai import FakeOpenAIServer
 from llama_index.llms.openai_like import OpenAILike
 
 from llama_index_pearl import HeuristicQueryGenerator, LLMQueryGenerator, PearlTableIndex
-from llama_index_pearl.corpus.build import split_for_generator
+from llama_index_pearl.corpus.units_step import split_for_generator
 from llama_index_pearl.joins import ColumnPair, JoinKind, JoinPath
 
 

@@ -9,12 +9,11 @@ import networkx as nx
 import pandas as pd
 from embeddings import TrigramEmbedding
 
+from llama_index_pearl.evaluation.join_discovery import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins import (
     JoinKind,
     JoinPath,
     discover_join_paths,
-    evaluate_join_discovery,
-    format_join_report,
     graph_from_json,
     graph_to_json,
     paths_from_graph,

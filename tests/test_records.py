@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from llama_index_pearl.corpus.build import BuildReport
+from llama_index_pearl.corpus.updates import UpdateReport
 from llama_index_pearl.generation.runner import GenerationReport
 from llama_index_pearl.joins.graph import Join
-from llama_index_pearl.storage.incremental import UpdateReport
 from llama_index_pearl.tables.inputs import SkippedFile
 
 

@@ -180,7 +180,7 @@ def cmd_joins(args: argparse.Namespace) -> int:
 
 
 def _benchmark_joins(given: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    from llama_index_pearl.joins import evaluate_join_discovery, format_join_report
+    from llama_index_pearl.evaluation.join_discovery import evaluate_join_discovery, format_join_report
 
     results = []
     # with provenance, the unified pool is scored too: the paper's setting stays comparable
@@ -195,8 +195,8 @@ def _benchmark_joins(given: Path, args: argparse.Namespace) -> list[dict[str, An
 
 def _folder_joins(given: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Discovery on a folder, file or database: the joins found, scored against a ``joins.jsonl`` beside it."""
-    from llama_index_pearl.joins import discover_join_paths, format_join_report
-    from llama_index_pearl.joins.evaluate import score_discovery
+    from llama_index_pearl.evaluation.join_discovery import format_join_report, score_discovery
+    from llama_index_pearl.joins import discover_join_paths
     from llama_index_pearl.tables.inputs import load_tables
 
     started = time.perf_counter()

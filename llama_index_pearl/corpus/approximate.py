@@ -1,6 +1,6 @@
 """How the default store is searched: exactly, or past a unit count through an HNSW graph over the same vectors.
 
-:class:`ExactView` is one state of the store as retrieval reads it (units numbered in store order).
+:class:`StoreView` is one state of the store as retrieval reads it (units numbered in store order).
 
 Below :attr:`ApproximateSearch.from_units` units the default store is exact (``IndexFlatIP``) and nothing here
 runs. From that count on, the store's vectors move into FAISS's ``IndexHNSWFlat`` (inner product), whose
@@ -25,7 +25,7 @@ import numpy as np
 
 from llama_index_pearl.config import PearlConfig
 
-__all__ = ["ApproximateSearch", "ExactView", "flat_storage", "graph_of", "one_faiss_thread"]
+__all__ = ["ApproximateSearch", "StoreView", "flat_storage", "graph_of", "one_faiss_thread"]
 
 
 @dataclass(frozen=True)
@@ -80,13 +80,12 @@ def flat_storage(index: Any) -> Any:
     return faiss.downcast_index(graph.storage) if graph is not None else faiss.downcast_index(index.index)
 
 
-class ExactView:
-    """One state of a :class:`PearlFaissStore`: units numbered in store order (their FAISS ids), exact scores.
+class StoreView:
+    """One state of a ``PearlFaissStore``: units numbered in store order (their FAISS ids), their vectors read in place.
 
-    Valid until the store changes (the index swaps views under its write lock). Reads the vectors in place.
-
-    An HNSW store (:mod:`~llama_index_pearl.corpus.approximate`) searches its graph in :meth:`top`
-    (``approximate`` is then true); scores of chosen units and :meth:`all_scores` stay exact.
+    Valid until the store changes (the index swaps views under its write lock). Scores of chosen units
+    (:meth:`scores`) and of all of them (:meth:`all_scores`) are exact; the top-n search (:meth:`top`) is exact too,
+    unless the store is an HNSW graph: it then walks the graph (``walks_graph`` is true).
 
     Args:
         client: The store's ``IndexIDMap2`` over an ``IndexFlatIP`` or an ``IndexHNSWFlat``.
@@ -101,7 +100,7 @@ class ExactView:
         faiss_ids = np.asarray([fid for _, fid in by_faiss_id], dtype=np.int64)
         self._client = client
         self._graph = graph_of(client)
-        self.approximate = self._graph is not None
+        self.walks_graph = self._graph is not None
         self._flat = flat_storage(client)
         rows_to_fid = faiss.vector_to_array(client.id_map).astype(np.int64)
         # units are numbered in FAISS id order, so a FAISS id's unit is found by bisection: memory follows the

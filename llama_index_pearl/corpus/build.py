@@ -1,21 +1,21 @@
 """The offline build pipeline behind ``PearlTableIndex.from_tables`` (paper Algorithm 1).
 
-Load tables, serialize an original unit per table, discover and select join
-paths, generate questions for them (through the generation cache), build the
-augmented units, embed every unit once with normalised vectors and store them
-(an exact FAISS inner-product index by default, so inner product equals cosine).
-:func:`estimate_generation_cost` is the same pipeline up to the prompts, as a dry run.
-Every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
+Load tables, make the units (:mod:`~llama_index_pearl.corpus.units_step`: serialize an original unit per table,
+discover and select join paths, generate questions for them through the generation cache, a unit per star),
+embed every unit once with normalised vectors and store them (an exact FAISS inner-product index by default, so
+inner product equals cosine). :func:`estimate_generation_cost` is the same pipeline up to the prompts, as a dry
+run. Both read one :class:`BuildInputs`; every step takes the one :class:`~llama_index_pearl.config.PearlConfig`.
 
 Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Collection, Iterable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+import llama_index.core.instrumentation as instrument
 import networkx as nx
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -25,17 +25,13 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.approximate import ApproximateSearch
-from llama_index_pearl.corpus.augment import (
-    AugmentedCorpus,
-    build_augmented_units,
-    plan_requests,
-    star_units,
-    table_units,
-)
+from llama_index_pearl.corpus.augment import AugmentedCorpus, plan_requests
 from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.embedding import build_vector_index
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.corpus.stores import build_vector_index
-from llama_index_pearl.corpus.units import KIND, UnitKind, unit_meta
+from llama_index_pearl.corpus.units import count_kinds
+from llama_index_pearl.corpus.units_step import CorpusBuild, StepsReport, corpus_units, discover_for_generator
+from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
@@ -44,9 +40,7 @@ from llama_index_pearl.generation import (
     cache_for,
     estimate_prompt_tokens,
 )
-from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.joins.graph import stored_paths
-from llama_index_pearl.joins.stars import join_stars
 from llama_index_pearl.tables.inputs import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
@@ -59,25 +53,44 @@ from llama_index_pearl.text.models import (
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
+    "BuildInputs",
     "BuildReport",
-    "CorpusBuild",
+    "IndexBuilds",
     "IndexParts",
-    "UnitsSteps",
     "build_corpus",
-    "corpus_units",
-    "count_kinds",
     "default_generator",
-    "discover_for_generator",
     "estimate_generation_cost",
-    "record_generation",
-    "selection_budget",
     "serializer_for",
-    "split_for_generator",
 ]
+
+dispatcher = instrument.get_dispatcher(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildInputs:
+    """What a build starts from, the one record of its inputs (``PearlTableIndex.from_tables`` documents each).
+
+    Args:
+        tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts.
+        config: The build settings.
+        embed_model: The encoder (``None``: the bundled MiniLM).
+        llm: The LLM of query generation (``None``: none).
+        generator: The query generator (``None``: from ``llm``, else the heuristic one).
+        storage_context: Where the vectors go (``None``: a new FAISS store).
+        show_progress: Show progress bars on long stages.
+    """
+
+    tables: TablesInput
+    config: PearlConfig
+    embed_model: BaseEmbedding | None = None
+    llm: LLM | None = None
+    generator: QueryGenerator | None = None
+    storage_context: StorageContext | None = None
+    show_progress: bool = False
 
 
 @dataclass
-class BuildReport:
+class BuildReport(StepsReport):
     """What a build did and how long each stage took (seconds).
 
     Args:
@@ -98,17 +111,11 @@ class BuildReport:
     generation: dict[str, Any] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BuildReport:
-        """Inverse of :meth:`to_dict` (a persisted index's ``report``).
-
-        Raises:
-            TypeError: A key that is no field.
-        """
-        return cls(**data)
+    def add_generation(self, corpus: AugmentedCorpus) -> None:
+        """The paths and the generation report of the build's augmented units."""
+        self.n_paths = len(corpus.paths)
+        self.generation = corpus.report.to_dict() if corpus.report is not None else {}
+        self.generation["fallback_paths"] = corpus.fallback_paths
 
     def recount(self, tables: Collection[Table], units: Iterable[TextNode], join_graph: nx.Graph) -> None:
         """Counts of an index after an insert or delete (the build's timings stay)."""
@@ -176,201 +183,35 @@ def serializer_for(embed_model: BaseEmbedding, config: PearlConfig) -> Serialize
     )
 
 
-def count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
-    """Units per :class:`~llama_index_pearl.corpus.units.UnitKind` value, kinds with none left out."""
-    counts = {kind.value: 0 for kind in UnitKind}
-    for unit in units:
-        counts[unit_meta(unit)[KIND]] += 1
-    return {k: v for k, v in counts.items() if v}
-
-
-def selection_budget(generator: QueryGenerator, budget: int | None) -> int | None:
-    """Paths discovery selects: all of them when a free fallback writes those beyond ``budget``."""
-    return None if generator.fallback is not None else budget
-
-
-def discover_for_generator(
-    tables: Sequence[Table],
-    embed_model: BaseEmbedding,
-    generator: QueryGenerator,
-    config: PearlConfig,
-    show_progress: bool = False,
-) -> tuple[JoinDiscovery, list[JoinPath], list[JoinPath]]:
-    """Discover join paths and split them into the generator's budget and the rest (for its fallback).
-
-    Args:
-        tables: The corpus.
-        embed_model: Encoder for column profiles.
-        generator: The query generator (its cost sets the default budget).
-        config: The discovery settings (budget, diversity, declared joins, cross-source policy).
-        show_progress: Show embedding progress bars.
-
-    Returns:
-        ``(discovery, paths within the budget, paths beyond it)``.
-    """
-    k = resolve_budget(config.budget, len(tables), generator.cost_per_path)
-    discovery = discover_join_paths(
-        tables,
-        embed_model,
-        budget=selection_budget(generator, k),
-        lambda_div=config.lambda_div,
-        use_declared=config.use_declared_joins,
-        cross_source_joins=config.cross_source_joins,
-        show_progress=show_progress,
-    )
-    within, beyond = split_for_generator(discovery.paths, k, generator)
-    return discovery, within, beyond
-
-
-def split_for_generator(
-    paths: Sequence[JoinPath], budget: int | None, generator: QueryGenerator, used: Mapping[Any, int] | None = None
-) -> tuple[list[JoinPath], list[JoinPath]]:
-    """The paths ``generator`` writes, the first ``budget`` of each pool, and the rest (for its fallback).
-
-    Args:
-        paths: Selected paths, in selection order.
-        budget: Paths per pool for the generator (``None``: no cap).
-        generator: Its :meth:`~llama_index_pearl.generation.QueryGenerator.writes` says which kinds it writes.
-        used: Budget already spent per pool (an insert: the paths the index holds).
-    """
-    within, beyond = split_by_budget([p for p in paths if generator.writes(p)], budget, used=used)
-    return within, [*beyond, *(p for p in paths if not generator.writes(p))]
-
-
-@dataclass
-class CorpusBuild:
-    """What the units step of a build reads, and the report it writes (one build's tables, encoder, generator).
-
-    :func:`corpus_units` composes its steps into the units a build makes; ``pearl eval``'s ablations
-    (:mod:`~llama_index_pearl.evaluation.ablations`) compose them otherwise. Each step times itself in
-    ``report.seconds``.
-
-    Args:
-        tables: The tables read.
-        model: The encoder (join discovery embeds column names and values with it).
-        generator: The query generator (``None``: no augmentation).
-        serializer: The index's serializer.
-        config: The build settings.
-        report: The build's report.
-        show_progress: Show progress bars.
-    """
-
-    tables: Sequence[Table]
-    model: BaseEmbedding
-    generator: QueryGenerator | None
-    serializer: Serializer
-    config: PearlConfig
-    report: BuildReport
-    show_progress: bool = False
-
-    def own_units(self) -> list[TextNode]:
-        """Each table's own units: its original unit, and with augmentation its schema unit."""
-        with stage(self.report.seconds, "tables"):
-            return table_units(self.tables, self.serializer, self.config)
-
-    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]:
-        """The join graph, the paths the generator writes and those beyond its budget (for its fallback)."""
-        assert self.generator is not None
-        with stage(self.report.seconds, "discovery"):
-            discovery, paths, beyond = discover_for_generator(
-                self.tables, self.model, self.generator, self.config, self.show_progress
-            )
-        return discovery.graph, paths, beyond
-
-    def generate(
-        self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath], config: PearlConfig | None = None
-    ) -> list[TextNode]:
-        """Units of generated questions for ``paths`` (``beyond``: the fallback's), recorded in the report.
-
-        Args:
-            paths: Paths the generator writes.
-            beyond: Paths for the generator's free fallback.
-            config: The settings of this generation (default: the build's).
-        """
-        assert self.generator is not None
-        chosen = config or self.config
-        with stage(self.report.seconds, "generation"):
-            corpus = build_augmented_units(
-                {t.id: t for t in self.tables},
-                paths,
-                self.generator,
-                self.serializer,
-                chosen,
-                fallback_paths=beyond,
-                cache=cache_for(self.generator, chosen.cache_dir),
-                show_progress=self.show_progress,
-            )
-        record_generation(self.report, corpus)
-        return corpus.units
-
-    def stars(self, graph: nx.Graph) -> list[TextNode]:
-        """A unit per fact table of ``graph`` and its dimensions (``config.star_units``; none when off)."""
-        if not self.config.star_units:
-            return []
-        return star_units(join_stars(graph), {t.id: t for t in self.tables}, self.serializer)
-
-
-class UnitsSteps(Protocol):
-    """The steps :func:`corpus_units` composes: a build's (:class:`CorpusBuild`) or an insert's
-    (``storage.incremental``), which makes units for the new tables and the paths through them."""
-
-    @property
-    def config(self) -> PearlConfig: ...
-
-    def own_units(self) -> list[TextNode]: ...
-
-    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]: ...
-
-    def generate(self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]: ...
-
-    def stars(self, graph: nx.Graph) -> list[TextNode]: ...
-
-
-def corpus_units(build: UnitsSteps) -> tuple[list[TextNode], nx.Graph | None]:
-    """The units a build or an insert makes, and its join graph (``None`` without augmentation).
-
-    Each table's own units; with augmentation (paper Algorithm 1) the units of the generated questions of
-    the selected join paths, then a unit per star.
-    """
-    units = build.own_units()
-    if not build.config.augment:
-        return units, None
-    graph, paths, beyond = build.discover()
-    return [*units, *build.generate(paths, beyond), *build.stars(graph)], graph
-
-
 def build_corpus(
-    tables: TablesInput,
-    config: PearlConfig,
-    *,
-    embed_model: BaseEmbedding | None = None,
-    llm: LLM | None = None,
-    generator: QueryGenerator | None = None,
-    storage_context: StorageContext | None = None,
-    show_progress: bool = False,
+    inputs: BuildInputs,
     units_step: Callable[[CorpusBuild], tuple[list[TextNode], nx.Graph | None]] = corpus_units,
 ) -> IndexParts:
-    """Run the offline pipeline; the arguments are documented on ``PearlTableIndex.from_tables``.
+    """Run the offline pipeline.
 
     Args:
-        units_step: Makes the units (default :func:`corpus_units`; ``pearl eval``'s ablations pass their own).
+        inputs: What the build starts from.
+        units_step: Makes the units (default :func:`~llama_index_pearl.corpus.units_step.corpus_units`;
+            ``pearl eval``'s ablations pass their own).
 
     Raises:
         ValueError: No tables, or no units produced.
     """
+    config, show_progress = inputs.config, inputs.show_progress
     report = BuildReport()
     with stage(report.seconds, "total"):
         with stage(report.seconds, "load"):
-            read = _read(tables, config)
+            read = _read(inputs.tables, config)
         loaded = read.tables
         report.skipped = [f.to_dict() for f in read.skipped]
         if not loaded:
             raise ValueError("No tables to index")
         with stage(report.seconds, "encoder"):  # the bundled encoder's one-time ONNX export is paid here
-            model = resolve_embed_model(embed_model)
+            model = resolve_embed_model(inputs.embed_model)
             prepare_encoder(model)
             serializer = serializer_for(model, config)
-        resolved_llm = resolve_llm(llm)
+        resolved_llm = resolve_llm(inputs.llm)
+        generator = inputs.generator
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
         build = CorpusBuild(loaded, model, generator, serializer, config, report, show_progress)
@@ -379,7 +220,11 @@ def build_corpus(
             raise ValueError("The build produced no units")
         with stage(report.seconds, "embed"):
             vector_index = build_vector_index(
-                units, model, storage_context, show_progress=show_progress, approximate=ApproximateSearch.of(config)
+                units,
+                model,
+                inputs.storage_context,
+                show_progress=show_progress,
+                approximate=ApproximateSearch.of(config),
             )
         with stage(report.seconds, "tables"):
             catalog = Catalog.of(loaded, units, serializer, config.table_text_chars)
@@ -400,30 +245,134 @@ def build_corpus(
     )
 
 
+Index = TypeVar("Index", bound="IndexBuilds")
+
+
+class IndexBuilds:
+    """The builds of an index: ``PearlTableIndex``'s ``from_tables``, ``afrom_tables`` and ``estimate_cost``.
+
+    ``from_tables`` runs :func:`build_corpus` and makes the index of what it built (``cls(parts)``).
+    """
+
+    @classmethod
+    def from_tables(
+        cls: type[Index],
+        tables: TablesInput,
+        *,
+        config: PearlConfig | None = None,
+        embed_model: BaseEmbedding | None = None,
+        llm: LLM | None = None,
+        generator: QueryGenerator | None = None,
+        storage_context: StorageContext | None = None,
+        show_progress: bool = False,
+        **overrides: Any,
+    ) -> Index:
+        """Build an index over tables.
+
+        Args:
+            tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts:
+                ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
+                files, SQLAlchemy URL/engine, or ``SQLDatabase``.
+            config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
+                which documents every option); default: the defaults.
+            embed_model: Encoder; default the bundled all-MiniLM-L6-v2 (``Settings.embed_model``
+                is not read: :mod:`~llama_index_pearl.text.models` says why).
+            llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
+                pays for generation only with an LLM given here or in ``generator``).
+            generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
+                given, else the offline ``HeuristicQueryGenerator``. A paid generator logs
+                (INFO) what it will send before sending it.
+            storage_context: Where vectors go; its ``vector_store`` is honoured.
+                Default: an exact FAISS inner-product index.
+            show_progress: Show progress bars on long stages.
+            **overrides: Fields of ``config`` to replace, e.g. ``budget=40`` or
+                ``include_titles=False``.
+
+        Raises:
+            TypeError: An override that is no build option.
+            ValueError: A bad input, table or setting (the message names it).
+            GenerationFailed: At least the generator's ``max_failed_share`` of its
+                LLM requests failed (default: all of them); accepted answers are cached.
+        """
+        chosen = PearlConfig.with_overrides(config, **overrides)
+        inputs = BuildInputs(
+            tables=tables,
+            config=chosen,
+            embed_model=embed_model,
+            llm=llm,
+            generator=generator,
+            storage_context=storage_context,
+            show_progress=show_progress,
+        )
+        return cls(_traced_build(inputs))  # type: ignore[call-arg]
+
+    @classmethod
+    async def afrom_tables(cls: type[Index], tables: TablesInput, **kwargs: Any) -> Index:
+        """:meth:`from_tables` on a thread of its own: the event loop goes on while the index builds.
+
+        Args:
+            tables: As in :meth:`from_tables`.
+            **kwargs: :meth:`from_tables`'s keyword arguments.
+        """
+        return await run_in_thread(lambda: cls.from_tables(tables, **kwargs))
+
+    @classmethod
+    def estimate_cost(
+        cls,
+        tables: TablesInput,
+        *,
+        config: PearlConfig | None = None,
+        embed_model: BaseEmbedding | None = None,
+        llm: LLM | None = None,
+        generator: QueryGenerator | None = None,
+        **overrides: Any,
+    ) -> dict[str, Any]:
+        """Dry run: discover and select paths, build every prompt, call no LLM.
+
+        Args:
+            tables: As in :meth:`from_tables`.
+            config: As in :meth:`from_tables`; its ``cache_dir`` (LLM builds default to
+                the user cache) answers ``cached_requests``, which a build will not send.
+            embed_model: Encoder used by join discovery.
+            llm: The LLM a build would use (its prompts are counted).
+            generator: Explicit generator instead of ``llm``.
+            **overrides: Fields of ``config`` to replace, as in :meth:`from_tables`.
+
+        Returns:
+            ``{"tables", "paths", "fallback_paths", "requests", "cached_requests",
+            "prompt_tokens", "per_path_avg", "max_prompt_tokens"}``: ``paths`` go to the
+            generator (LLM calls), ``fallback_paths`` to its free fallback.
+        """
+        chosen = PearlConfig.with_overrides(config, **overrides)
+        inputs = BuildInputs(tables=tables, config=chosen, embed_model=embed_model, llm=llm, generator=generator)
+        return estimate_generation_cost(inputs)
+
+
+def _traced_build(inputs: BuildInputs) -> IndexParts:
+    return build_corpus(inputs)
+
+
+# a classmethod's span would be named after the class's type ("type.from_tables"): name it as users call it
+_traced_build.__qualname__ = "PearlTableIndex.from_tables"
+_traced_build = dispatcher.span(_traced_build)
+
+
 def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:
     return read_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict)
 
 
-def record_generation(report: BuildReport, corpus: AugmentedCorpus) -> None:
-    """The paths and the generation report of augmented units, in the build's report."""
-    report.n_paths = len(corpus.paths)
-    report.generation = corpus.report.to_dict() if corpus.report is not None else {}
-    report.generation["fallback_paths"] = corpus.fallback_paths
+def estimate_generation_cost(inputs: BuildInputs) -> dict[str, Any]:
+    """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``.
 
-
-def estimate_generation_cost(
-    tables: TablesInput,
-    config: PearlConfig,
-    *,
-    embed_model: BaseEmbedding | None = None,
-    llm: LLM | None = None,
-    generator: QueryGenerator | None = None,
-) -> dict[str, Any]:
-    """Dry run of the build up to the prompts; see ``PearlTableIndex.estimate_cost``."""
-    loaded = _read(tables, config).tables
+    Args:
+        inputs: What the build would start from (its ``storage_context`` and ``show_progress`` are not read).
+    """
+    config = inputs.config
+    loaded = _read(inputs.tables, config).tables
+    generator = inputs.generator
     if generator is None:
-        generator = default_generator(resolve_llm(llm))
-    _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(embed_model), generator, config)
+        generator = default_generator(resolve_llm(inputs.llm))
+    _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(inputs.embed_model), generator, config)
     requests = plan_requests({t.id: t for t in loaded}, paid, generator, config)
     estimate = estimate_prompt_tokens(requests, generator=generator)
     cache = cache_for(generator, config.cache_dir)

@@ -136,11 +136,22 @@ class LexicalIndex:
         """
         scores = np.zeros(self.n_docs, dtype=np.float32)
         for token in text_tokens(question):
-            column = self.vocabulary.get(token)
-            if column is not None:
-                start, end = self.indptr[column], self.indptr[column + 1]
-                np.add.at(scores, self.indices[start:end], self.data[start:end])
+            postings = self.postings(token)
+            if postings is not None:
+                np.add.at(scores, *postings)
         return scores
+
+    def postings(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The documents that hold ``token`` and its BM25 score in each (``None``: no document holds it).
+
+        Args:
+            token: A token, as :func:`text_tokens` makes them.
+        """
+        column = self.vocabulary.get(token)
+        if column is None:
+            return None
+        start, end = self.indptr[column], self.indptr[column + 1]
+        return self.indices[start:end], self.data[start:end]
 
     def in_order(self, current: Sequence[str], wanted: Sequence[str]) -> LexicalIndex:
         """The same index with its documents, named ``current``, in the order of ``wanted`` (the same names).

@@ -45,6 +45,7 @@ __all__ = [
     "UNIT_META_KEYS",
     "UnitKind",
     "UnitMeta",
+    "count_kinds",
     "lexical_text",
     "make_unit",
     "original_unit",
@@ -169,3 +170,11 @@ def lexical_text(unit: BaseNode) -> str:
     text = unit.get_content(metadata_mode=MetadataMode.EMBED)
     extra = unit_meta(unit).get(LEXICAL_ONLY)
     return f"{text}\n{extra}" if extra else text
+
+
+def count_kinds(units: Sequence[TextNode]) -> dict[str, int]:
+    """Units per :class:`~llama_index_pearl.corpus.units.UnitKind` value, kinds with none left out."""
+    counts = {kind.value: 0 for kind in UnitKind}
+    for unit in units:
+        counts[unit_meta(unit)[KIND]] += 1
+    return {k: v for k, v in counts.items() if v}

@@ -4,7 +4,7 @@ An ablation measures what a part of the method is worth; no user builds one. So 
 option (:class:`~llama_index_pearl.config.PearlConfig` holds what a user sets) and the build has no
 branch for it: :func:`build_ablated` hands the build a units step of its own
 (:class:`Ablation.units`), composed of the steps a build composes
-(:class:`~llama_index_pearl.corpus.build.CorpusBuild`).
+(:class:`~llama_index_pearl.corpus.units_step.CorpusBuild`).
 
 - ``include_originals=False``: no table's own units (original and schema), only the generated ones;
 - ``explicit_only`` / ``implicit_only``: the units of one pool's paths only;
@@ -29,8 +29,9 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig, check_field, option
 from llama_index_pearl.corpus.augment import AugmentedCorpus
-from llama_index_pearl.corpus.build import CorpusBuild, build_corpus, record_generation
+from llama_index_pearl.corpus.build import BuildInputs, build_corpus
 from llama_index_pearl.corpus.units import UnitKind, make_unit
+from llama_index_pearl.corpus.units_step import CorpusBuild
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins.paths import JoinKind, JoinPath
@@ -92,7 +93,7 @@ class Ablation:
         return True
 
     def units(self, build: CorpusBuild) -> tuple[list[TextNode], nx.Graph | None]:
-        """The units step of an ablated build (:func:`~llama_index_pearl.corpus.build.corpus_units`, ablated)."""
+        """The units step of an ablated build (:func:`~llama_index_pearl.corpus.units_step.corpus_units`, ablated)."""
         if not build.config.augment or build.generator is None:
             raise ValueError("An ablation leaves out a part of PEARL's augmentation: build with augment=True")
         units = build.own_units() if self.include_originals else []
@@ -112,7 +113,7 @@ class Ablation:
         with stage(build.report.seconds, "generation"):
             n_units = sum(1 if p.kind is JoinKind.EXPLICIT else len(p.tables) for p in paths)
             units = random_view_units(list(build.tables), n_units, build.serializer, self.seed)
-        record_generation(build.report, AugmentedCorpus(units, None, list(paths)))
+        build.report.add_generation(AugmentedCorpus(units, None, list(paths)))
         return units
 
 
@@ -154,5 +155,7 @@ def build_ablated(
     chosen = config if config is not None else PearlConfig()
     if not ablation.names():
         return PearlTableIndex.from_tables(tables, config=chosen, show_progress=show_progress, **kwargs)
-    parts = build_corpus(tables, chosen, show_progress=show_progress, units_step=ablation.units, **kwargs)
+    parts = build_corpus(
+        BuildInputs(tables=tables, config=chosen, show_progress=show_progress, **kwargs), ablation.units
+    )
     return PearlTableIndex(parts)

@@ -11,6 +11,7 @@ Pipeline step: generation (docs/architecture.md).
 """
 
 from llama_index_pearl.generation.base import (
+    IndexGenerator,
     QueryGenerator,
     generator_from_spec,
     register_generator,
@@ -55,6 +56,7 @@ __all__ = [
     "GenerationResult",
     "GenerationRun",
     "HeuristicQueryGenerator",
+    "IndexGenerator",
     "LLMQueryGenerator",
     "ParseRejection",
     "PathRequest",

@@ -36,6 +36,7 @@ from llama_index_pearl.joins.paths import JoinPath
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
 __all__ = [
+    "IndexGenerator",
     "QueryGenerator",
     "generator_from_spec",
     "register_generator",
@@ -170,6 +171,34 @@ def restore_generator(spec: Mapping[str, Any], llm: LLM | None) -> QueryGenerato
     if generator.model_name != spec.get("model_name"):
         logger.warning("Index built with generator %r, new paths use %r", spec.get("model_name"), generator.model_name)
     return generator
+
+
+class IndexGenerator:
+    """An index's query generator: its build's, or rebuilt from the spec its folder recorded when first needed.
+
+    Args:
+        generator: The generator (``None``: rebuilt from ``spec``, or none for a whole-table index).
+        spec: What :meth:`QueryGenerator.to_spec` wrote, when ``generator`` is not built yet.
+        llm: The LLM an LLM generator is rebuilt over.
+    """
+
+    def __init__(self, generator: QueryGenerator | None, spec: Mapping[str, Any] | None, llm: LLM | None) -> None:
+        self.built = generator
+        self.spec = spec
+        self._llm = llm
+
+    def get(self) -> QueryGenerator | None:
+        """The generator, rebuilt on first use after a load (see ``PearlTableIndex.generator``)."""
+        if self.built is None and self.spec is not None:
+            self.built = restore_generator(self.spec, self._llm)
+        return self.built
+
+    @property
+    def name(self) -> str:
+        """Its ``model_name`` (``"none"``: no generator)."""
+        if self.built is not None:
+            return self.built.model_name
+        return str((self.spec or {}).get("model_name", "none"))
 
 
 def generator_from_spec(spec: Mapping[str, Any], llm: LLM | None = None) -> QueryGenerator:

@@ -5,7 +5,6 @@ Pipeline step: joins (docs/architecture.md).
 
 from llama_index_pearl.joins.discovery import TAU_2, TAU_3, JoinDiscovery, build_paths, discover_join_paths
 from llama_index_pearl.joins.edges import CandidateEdge
-from llama_index_pearl.joins.evaluate import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins.graph import (
     build_join_graph,
     edges_from_graph,
@@ -35,9 +34,7 @@ __all__ = [
     "discover_join_paths",
     "drop_table",
     "edges_from_graph",
-    "evaluate_join_discovery",
     "extend_join_paths",
-    "format_join_report",
     "graph_from_json",
     "graph_to_json",
     "lazy_greedy",

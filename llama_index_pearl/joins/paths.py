@@ -10,7 +10,7 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -39,12 +39,7 @@ class ColumnPair:
         return ColumnPair(self.right_table, self.right_column, self.left_table, self.left_column)
 
     def to_dict(self) -> dict[str, str]:
-        return {
-            "left_table": self.left_table,
-            "left_column": self.left_column,
-            "right_table": self.right_table,
-            "right_column": self.right_column,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ColumnPair:

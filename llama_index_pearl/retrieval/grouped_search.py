@@ -7,7 +7,9 @@ some unit and takes the generic path instead (:class:`~llama_index_pearl.retriev
 top-n units through LlamaIndex's retriever, over-fetching until no unfetched unit could be lifted into the top k
 by its words), which is exact too and costs more queries. Serving that default path on the server would take a
 second query for the cosines of every unit that shares a word with the question and a bound on the tables it
-leaves out; it is not done.
+leaves out; it is not done. :class:`GroupedSearch` is that choice, behind the one search interface
+(:mod:`~llama_index_pearl.retrieval.search`): a :class:`~llama_index_pearl.retrieval.store_search.StoreSearch`
+that pools on the server when it can (no lexical evidence, no scope).
 
 Qdrant's ``query_points_groups`` groups points by a payload field and returns
 the best ``group_size`` points of each group, best groups first. Grouping units
@@ -32,13 +34,53 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
+
 from llama_index_pearl.corpus.units import TABLE_IDS
 from llama_index_pearl.retrieval.pooling import PooledTable, ranking_key
+from llama_index_pearl.retrieval.search import Question, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.store_search import StoreSearch
 
-__all__ = ["grouped_store", "grouped_top_k"]
+__all__ = ["GroupedSearch", "grouped_store", "grouped_top_k"]
 
 TIE_MARGIN = 8  # extra groups asked for, so that ties with the k-th table rarely need a second query
 GROUP_FIELD = TABLE_IDS  # the unit metadata key (corpus.units.UnitMeta) Qdrant's payload holds
+
+
+class GroupedSearch(StoreSearch):
+    """The search of a Qdrant store: one grouped search where no lexical evidence is added and no scope, else
+    :class:`~llama_index_pearl.retrieval.store_search.StoreSearch`'s rounds.
+
+    Args:
+        target: From :func:`grouped_store`.
+        space: The revision, its units numbered in the catalog's order.
+    """
+
+    def __init__(self, target: tuple[Any, str, str | None], space: SearchSpace) -> None:
+        super().__init__(space)
+        self._target = target
+
+    @classmethod
+    def of(cls, store: BasePydanticVectorStore, space: SpaceOf) -> GroupedSearch | None:
+        """The search of a Qdrant store with a collection, its units in the catalog's order; else ``None``."""
+        target = grouped_store(store)
+        return cls(target, space(None)) if target is not None else None
+
+    def _tables(self, question: Question, request: Request) -> SearchSteps:
+        lexical = yield from self._lexical(question, request)
+        if lexical or request.scope is not None:  # the server cannot add BM25, nor pool within a scope
+            return (yield from self._pooled(question, lexical, request))
+        n_tables = len(self.space.table_ids)
+        return (
+            yield Work(lambda: grouped_top_k(self._target, question.embedding, request.depth, n_tables, self._order))
+        )
+
+    def _order(self, table_id: str, unit_id: str) -> tuple[int, int]:
+        """Where ``max_pool`` over units in store order would meet this table first (fully tied tables)."""
+        space = self.space
+        tables = space.units[unit_id].table_ids if unit_id in space.units else []
+        position = tables.index(table_id) if table_id in tables else 0
+        return space.unit_number.get(unit_id, len(space.unit_ids)), position
 
 
 def grouped_store(store: Any) -> tuple[Any, str, str | None] | None:

@@ -62,14 +62,26 @@ class LexicalScorer:
         """BM25 of every document for ``question`` (zeros when it shares no term), in ``doc_ids`` order."""
         return self.index.raw_scores(question)
 
-    def scores(self, question: str) -> dict[str, float]:
-        """Documents that share a term with ``question``: BM25 divided by the best document's, in (0, 1]."""
+    def relative(self, question: str) -> np.ndarray | None:
+        """Each document's BM25 divided by the best document's, in ``doc_ids`` order (float64, in [0, 1]).
+
+        ``None`` when no document shares a term with ``question``: the one normalisation of lexical evidence,
+        read by :meth:`scores` (a mapping by id) and by a search's lexical boost (an array by unit number).
+        """
         raw = self.raw_scores(question)
         top = float(raw.max(initial=0.0))
         if top <= 0.0:
+            return None
+        return raw.astype(np.float64) / top
+
+    def scores(self, question: str) -> dict[str, float]:
+        """Documents that share a term with ``question``: BM25 divided by the best document's, in (0, 1]."""
+        relative = self.relative(question)
+        if relative is None:
             return {}
-        hits = np.flatnonzero(raw > 0)
-        return {self._ids[i]: float(raw[i] / top) for i in hits}
+        hits = np.flatnonzero(relative > 0)
+        # in float32, as a store's scores are (a float64 quotient of float32 values rounds to the float32 one)
+        return {self._ids[i]: float(value) for i, value in zip(hits, relative[hits].astype(np.float32))}
 
     def rank(self, question: str, k: int) -> list[str]:
         """Top-``k`` document ids by BM25 (fewer when fewer share a term with ``question``)."""

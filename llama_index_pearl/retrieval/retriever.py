@@ -1,34 +1,24 @@
-"""``PearlRetriever``: embed the question once, max-pool unit scores to tables.
+"""``PearlRetriever``: embed the question once, max-pool unit scores to tables, the set first.
 
-No LLM runs at query time (paper section 3.2). Where pooling happens depends on
-the vector store (:mod:`llama_index_pearl.retrieval.state`):
+No LLM runs at query time (paper section 3.2). The retriever reads one revision of the index (its
+:class:`~llama_index_pearl.retrieval.state.RetrievalState`) and asks it through two interfaces:
 
-- the default exact FAISS store is searched directly: one top-n search, ties among the top-k
-  tables settled from the tied tables' stored vectors, and one pass over every
-  stored vector only when the top-n cannot decide. Exact max-pooling, with a
-  bounded cost per query;
-- a Qdrant store pools on the server when no lexical evidence is added (``lexical_weight=0``, or a question
-  that shares no word with any unit): one grouped search by table
-  (:mod:`llama_index_pearl.retrieval.grouped_search`), exact like the default; otherwise it is a generic store;
-- any other store is asked for its top-n units through LlamaIndex, pooled with
-  :func:`~llama_index_pearl.retrieval.pooling.max_pool`, over-fetching (n × 4 each round)
-  until k distinct tables are found and their ties are settled
-  (:func:`~llama_index_pearl.retrieval.pooling.ranking_is_final`) or the store is
-  exhausted: exact over whatever units the store returns.
+- its **search** (:mod:`~llama_index_pearl.retrieval.search`), chosen by the vector store: the default FAISS
+  store in process, exactly (:mod:`~llama_index_pearl.retrieval.exact_search`); a Qdrant store by grouped search
+  when no lexical evidence is added (:mod:`~llama_index_pearl.retrieval.grouped_search`); any other store
+  through LlamaIndex's retriever, in pooling rounds (:mod:`~llama_index_pearl.retrieval.store_search`);
+- its **answer** step (:mod:`~llama_index_pearl.retrieval.answer`): the set of tables first, as result nodes.
 
-A unit's score is its cosine plus lexical (BM25) evidence
-(:mod:`llama_index_pearl.retrieval.lexical`, ``lexical_weight``). With lexical evidence the
-direct FAISS path scores every stored vector (the work of FAISS's exact flat
-search) and pools the fused scores; Qdrant's grouped search cannot add BM25, so
-a question that shares words with the units takes the generic path there; the
-generic path fetches more while an unfetched unit could be lifted into the top k
-by its words.
+A unit's score is its cosine plus lexical (BM25) evidence (:mod:`llama_index_pearl.retrieval.lexical`,
+``lexical_weight``).
 
-``_retrieve`` and ``_aretrieve`` run one body (:meth:`PearlRetriever._body`), a generator that asks its
-driver for the steps that differ: take the read lock (answered with the index's retrieval state), embed,
-fetch units from a generic store, and run CPU-bound work (the search), which the async driver runs in a
-worker thread. The read lock is held from the first step to the result, so an ``insert_tables`` or
-``delete_table`` applies before or after a retrieval, never during it.
+``_retrieve``, ``_aretrieve``, ``retrieve_many`` and ``aretrieve_many`` run one body
+(:meth:`PearlRetriever._body`), a generator over the questions that asks its driver for the steps that differ:
+take the read lock (answered with the index's retrieval state), embed, fetch units from a store
+(:class:`~llama_index_pearl.retrieval.search.Fetch`), and run CPU-bound work
+(:class:`~llama_index_pearl.retrieval.search.Work`), which the async driver runs in a worker thread. The read
+lock is held from the first step to the result, so an ``insert_tables`` or ``delete_table`` applies before or
+after a retrieval, never during it.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -36,39 +26,29 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import llama_index.core.instrumentation as instrument
-import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from llama_index_pearl.corpus.stores import normalise
+from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.pooling import (
-    PooledTable,
-    UnitHit,
-    fuse_lexical,
-    lexical_candidates,
-    max_pool,
-    next_fetch_size,
-    ranking_is_final,
-)
-from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState, Scope
+from llama_index_pearl.retrieval.pooling import UnitHit
+from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
+from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever", "unit_query_vector"]
 
 dispatcher = instrument.get_dispatcher(__name__)
-
-MIN_FETCH = 32
 
 
 @dataclass(frozen=True)
@@ -83,23 +63,8 @@ class _Embed:
     strings: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class _Fetch:
-    """The top ``n`` units of a generic store, through LlamaIndex's retriever."""
-
-    query: QueryBundle
-    n: int
-
-
-@dataclass(frozen=True)
-class _Work:
-    """CPU-bound work: run in place, or in a worker thread by the async driver."""
-
-    run: Callable[[], Any]
-
-
-Step = _Read | _Embed | _Fetch | _Work
-Body = Generator[Step, Any, list[NodeWithScore]]
+Step = _Read | _Embed | Fetch | Work
+Body = Generator[Step, Any, list[list[NodeWithScore]]]
 
 
 class PearlRetriever(BaseRetriever):
@@ -190,102 +155,48 @@ class PearlRetriever(BaseRetriever):
     def lexical_weight(self) -> float:
         return self._lexical_weight
 
-    def _first_fetch(self, n_units: int, k: int) -> int:
-        return min(n_units, self._fetch_k or max(MIN_FETCH, 4 * k))
-
     # ------------------------------------------------------------- the body
-    def _body(self, query_bundle: QueryBundle) -> Body:
-        """One retrieval, as the steps its driver runs (see the module docstring)."""
-        check_question(query_bundle)
-        k = self._similarity_top_k
+    def _body(self, bundles: Sequence[QueryBundle]) -> Body:
+        """The retrieval of some questions, as the steps its driver runs (see the module docstring)."""
+        for bundle in bundles:
+            check_question(bundle)
         state: RetrievalState = yield _Read()
-        embedding = _given_embedding(query_bundle)
-        if embedding is None:
-            strings = tuple(query_bundle.embedding_strs)
-            embedding = state.query_cache.get(strings)
+        questions = []
+        for bundle in bundles:
+            embedding = _given_embedding(bundle)
             if embedding is None:
-                embedding = yield _Embed(strings)
-                state.query_cache.put(strings, embedding)
-        question = query_bundle.query_str
-        depth = self._depth(k)
-        scope = yield _Work(lambda: state.scope(self._filters))
-        if state.direct:
-            return (yield _Work(lambda: self._search(state, question, embedding, k, scope)))
-        bundle = QueryBundle(query_str=question, embedding=embedding)
-        hits = yield from self._pooled(state, bundle, depth, scope)
-        answer = yield _Work(lambda: self._answer(state, question, hits, None, scope))
-        return answer
+                strings = tuple(bundle.embedding_strs)
+                embedding = state.query_cache.get(strings)
+                if embedding is None:
+                    embedding = yield _Embed(strings)
+                    state.query_cache.put(strings, embedding)
+            questions.append(Question(bundle.query_str, embedding))
+        request = yield Work(lambda: self._request(state))
+        rankings = yield from state.search.rank(questions, request)
+        hints = self._include_join_hints_in_text
+        return (yield Work(lambda: [state.answer.result(ranked, request, hints) for ranked in rankings]))
 
-    def _depth(self, k: int) -> int:
-        """Tables pooled: ``k``, or as deep as the set rule reads."""
-        return max(k, self._set_rule.depth) if self._set_rule is not None else k
-
-    def _answer(
-        self,
-        state: RetrievalState,
-        question: str,
-        hits: list[PooledTable],
-        bridges: Callable | None,
-        scope: Scope | None,
-    ) -> list[NodeWithScore]:
-        k = self._similarity_top_k
-        ranked, table_set = state.answer(question, hits, k, self._set_rule, self._set_margin, bridges, scope)
-        return state.nodes.nodes(ranked, state.units, self._include_join_hints_in_text, table_set)
-
-    def _search(
-        self, state: RetrievalState, question: str, embedding: list[float], k: int, scope: Scope | None
-    ) -> list[NodeWithScore]:
-        boost = state.lexical_boost(question, self._lexical_weight)
-        query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
-        depth = self._depth(k)
-        if scope is not None:
-            hits = state.search_scoped(query[0], depth, boost, scope)
-        else:
-            hits = state.search_many(query, depth, self._first_fetch(len(state.unit_ids), depth), [boost])[0]
-        return self._answer(state, question, hits, state.bridge_records(query[0], boost), scope)
-
-    def _pooled(
-        self, state: RetrievalState, query: QueryBundle, k: int, scope: Scope | None
-    ) -> Generator[Step, Any, list[PooledTable]]:
-        """Qdrant's grouped search, or pooling rounds over a generic store's top units (those in scope)."""
-        lexical: dict[str, float] = {}
-        if self._lexical_weight > 0:
-            lexical = yield _Work(lambda: state.lexical_scorer().scores(query.query_str))
-        if state.grouped is not None and not lexical and scope is None:
-            return (yield _Work(lambda: state.search_grouped(query.embedding or [], k)))
-        n_units = len(state.unit_ids)
-        if scope is not None:
-            k = min(k, len(scope.tables))
-            lexical = {u: x for u, x in lexical.items() if _in_scope(state.units[u].table_ids, scope)}
-        fetch = self._first_fetch(n_units, k)
-        while True:
-            fetched: list[UnitHit] = yield _Fetch(query, fetch)
-            kept = fetched if scope is None else [h for h in fetched if _in_scope(h.table_ids, scope)]
-            hits = self._pool_round(kept, lexical, fetch, n_units, k, exhausted=len(fetched) < fetch)
-            if hits is not None:
-                return hits
-            fetch = next_fetch_size(fetch, n_units)
-
-    def _pool_round(
-        self, fetched: list[UnitHit], lexical: dict[str, float], fetch: int, n_units: int, k: int, exhausted: bool
-    ) -> list[PooledTable] | None:
-        """One round of the generic path: the top-k tables once final, ``None`` to fetch more.
-
-        A generic store cannot say what an unfetched unit's cosine is, so while one could be lifted
-        into the top k by its words, the retriever fetches more: the ranking stays exact.
-        """
-        weight = self._lexical_weight
-        settled = not lexical_candidates(fetched, lexical, weight, k)
-        tables = max_pool(fuse_lexical(fetched, lexical, weight))
-        exhausted = exhausted or fetch >= n_units
-        if not (exhausted or (settled and ranking_is_final(tables, k))):
-            return None
-        return tables[:k]
+    def _request(self, state: RetrievalState) -> Request:
+        """What this retriever asks of a revision now (its scope read there)."""
+        return Request(
+            k=self._similarity_top_k,
+            fetch_k=self._fetch_k,
+            lexical_weight=self._lexical_weight,
+            rule=self._set_rule,
+            margin=self._set_margin,
+            scope=state.scope(self._filters),
+        )
 
     # -------------------------------------------------------------- drivers
     @dispatcher.span
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        body = self._body(query_bundle)
+        return self._drive(self._body([query_bundle]))[0]
+
+    @dispatcher.span
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return (await self._adrive(self._body([query_bundle])))[0]
+
+    def _drive(self, body: Body) -> list[list[NodeWithScore]]:
         with ExitStack() as held:
             answer = None
             try:
@@ -296,9 +207,7 @@ class PearlRetriever(BaseRetriever):
             finally:
                 body.close()
 
-    @dispatcher.span
-    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        body = self._body(query_bundle)
+    async def _adrive(self, body: Body) -> list[list[NodeWithScore]]:
         async with AsyncExitStack() as held:
             answer = None
             try:
@@ -315,7 +224,7 @@ class PearlRetriever(BaseRetriever):
             return self._index.retrieval_state()
         if isinstance(step, _Embed):
             return self._embed(step.strings)
-        if isinstance(step, _Fetch):
+        if isinstance(step, Fetch):
             return [self._hit(n) for n in self._unit_retriever(step.n).retrieve(step.query)]
         return step.run()
 
@@ -325,7 +234,7 @@ class PearlRetriever(BaseRetriever):
             return self._index.retrieval_state()
         if isinstance(step, _Embed):
             return await self._aembed(step.strings)
-        if isinstance(step, _Fetch):
+        if isinstance(step, Fetch):
             return [self._hit(n) for n in await self._unit_retriever(step.n).aretrieve(step.query)]
         return await asyncio.to_thread(step.run)
 
@@ -363,13 +272,7 @@ class PearlRetriever(BaseRetriever):
             batch_size: Questions per encoder call.
         """
         bundles = self._embedded(questions, batch_size)  # before the lock: a batch may take seconds
-        if not bundles:
-            return []
-        with self._index.read_lock():
-            state = self._index.retrieval_state()
-            if not state.direct:
-                return [self._retrieve(b) for b in bundles]
-            return self._search_many(state, bundles)
+        return self._drive(self._body(bundles)) if bundles else []
 
     @dispatcher.span
     async def aretrieve_many(
@@ -377,27 +280,7 @@ class PearlRetriever(BaseRetriever):
     ) -> list[list[NodeWithScore]]:
         """Async twin of :meth:`retrieve_many`: the encoder and the search run in worker threads."""
         bundles = await asyncio.to_thread(self._embedded, questions, batch_size)
-        if not bundles:
-            return []
-        async with self._index.aread_lock():
-            state = self._index.retrieval_state()
-            if not state.direct:
-                return [await self._aretrieve(b) for b in bundles]
-            return await asyncio.to_thread(self._search_many, state, bundles)
-
-    def _search_many(self, state: RetrievalState, bundles: list[QueryBundle]) -> list[list[NodeWithScore]]:
-        depth = self._depth(self._similarity_top_k)
-        matrix = np.asarray([b.embedding for b in bundles], dtype=np.float32)
-        boosts = [state.lexical_boost(b.query_str, self._lexical_weight) for b in bundles]
-        scope = state.scope(self._filters)
-        if scope is not None:
-            hits = [state.search_scoped(vector, depth, boost, scope) for vector, boost in zip(matrix, boosts)]
-        else:
-            hits = state.search_many(matrix, depth, self._first_fetch(len(state.unit_ids), depth), boosts)
-        return [
-            self._answer(state, b.query_str, h, state.bridge_records(vector, boost), scope)
-            for b, h, vector, boost in zip(bundles, hits, matrix, boosts)
-        ]
+        return await self._adrive(self._body(bundles)) if bundles else []
 
     def _embedded(self, questions: Sequence[str | QueryBundle], batch_size: int) -> list[QueryBundle]:
         """Bundles with their embeddings: given ones checked, plain questions embedded in batches."""
@@ -415,11 +298,6 @@ class PearlRetriever(BaseRetriever):
                 embedding = self._embed(tuple(bundle.embedding_strs))
             bundles[i] = QueryBundle(query_str=bundle.query_str, embedding=embedding)
         return bundles
-
-
-def _in_scope(table_ids: Sequence[str], scope: Scope) -> bool:
-    """Whether a unit counts within a scope: every table it stands for is in it."""
-    return bool(table_ids) and all(t in scope.tables for t in table_ids)
 
 
 def _positive_int(value: object) -> bool:

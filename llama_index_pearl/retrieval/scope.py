@@ -6,20 +6,90 @@ reads a table's ``table_id`` and its ``source`` (the database, schema or sub-fol
 where unknown), the two keys every result node carries; ``==``, ``!=``, ``in``, ``nin`` and ``is_empty``, joined
 by ``and``, ``or`` and ``not`` and nested as LlamaIndex nests them. A retrieval within a scope is the retrieval of
 an index holding only those tables' units: a unit counts when every table it stands for is in scope.
+:class:`Scopes` keeps each filters' :class:`Scope` (its tables, units and joins) for one revision of an index.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+import networkx as nx
+import numpy as np
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
 
-__all__ = ["SCOPE_KEYS", "tables_in_scope"]
+from llama_index_pearl.retrieval.pooling import Memberships
+
+__all__ = ["SCOPE_KEYS", "Scope", "Scopes", "tables_in_scope"]
 
 SCOPE_KEYS = ("table_id", "source")
 _OPERATORS = (FilterOperator.EQ, FilterOperator.NE, FilterOperator.IN, FilterOperator.NIN, FilterOperator.IS_EMPTY)
+SCOPE_CACHE_SIZE = 256  # distinct filters whose scope a revision keeps
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The tables a scoped retrieval may return, as a search and the set read them.
+
+    Args:
+        tables: The tables in scope.
+        units: Unit numbers of the units whose tables are all in scope.
+        graph: The join graph among the tables in scope.
+    """
+
+    tables: frozenset[str]
+    units: np.ndarray
+    graph: nx.Graph
+
+
+class Scopes:
+    """The :class:`Scope` of each filters asked of one revision of an index, computed once per filters.
+
+    Args:
+        memberships: The revision's units and tables, numbered.
+        sources: Table -> its source.
+        graph: The revision's join graph.
+    """
+
+    def __init__(self, memberships: Memberships, sources: Mapping[str, str | None], graph: nx.Graph) -> None:
+        self._memberships = memberships
+        self._sources = sources
+        self._graph = graph
+        self._table_number = {table_id: i for i, table_id in enumerate(memberships.table_ids)}
+        self._kept: dict[str, Scope] = {}
+        self._lock = threading.Lock()
+
+    def of(self, filters: MetadataFilters | None) -> Scope | None:
+        """The tables, units and joins ``filters`` keep (``None``: every table).
+
+        Args:
+            filters: LlamaIndex's filters on ``table_id`` and ``source``.
+        """
+        if filters is None:
+            return None
+        key = json.dumps(filters.model_dump(mode="json"), sort_keys=True)
+        with self._lock:
+            found = self._kept.get(key)
+        if found is not None:
+            return found
+        memberships = self._memberships
+        tables = tables_in_scope(filters, memberships.table_ids, self._sources)
+        inside = np.zeros(len(memberships.table_ids), dtype=bool)
+        inside[[self._table_number[t] for t in tables]] = True
+        units = np.asarray(
+            [u for u in range(len(memberships.unit_ids)) if len(ts := memberships.tables_of(u)) and inside[ts].all()],
+            dtype=np.int64,
+        )
+        found = Scope(tables, units, self._graph.subgraph(tables))
+        with self._lock:
+            if len(self._kept) >= SCOPE_CACHE_SIZE:
+                self._kept.clear()
+            self._kept[key] = found
+        return found
 
 
 def tables_in_scope(

@@ -38,10 +38,10 @@ from typing import Any
 from llama_index.core.objects import ObjectRetriever, SQLTableNodeMapping, SQLTableSchema
 from llama_index.core.schema import BaseNode
 
+from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.joins.graph import Join
 from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.retriever import PearlRetriever
-from llama_index_pearl.storage.state import IndexState
 from llama_index_pearl.tables.sql import masked_url
 from llama_index_pearl.tables.table import Table
 

@@ -60,12 +60,8 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
-from llama_index_pearl.corpus.stores import (
-    ID_MAP_FILE,
-    PearlFaissStore,
-    index_dimension,
-    store_location,
-)
+from llama_index_pearl.corpus.faiss_store import ID_MAP_FILE, PearlFaissStore
+from llama_index_pearl.corpus.stores import index_dimension, store_location
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, remove_stale, swap_in, temporary_sibling
 from llama_index_pearl.storage.catalog_files import (

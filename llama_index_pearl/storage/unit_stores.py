@@ -2,13 +2,16 @@
 
 Both are read from the files the :class:`~llama_index_pearl.storage.snapshot.FolderSnapshot` of the load holds
 (FAISS reads the bytes of its file once :mod:`~llama_index_pearl.corpus.faiss_file` has checked them, never a
-path), and checked against the catalog, the tables and each other.
+path), and checked against the catalog, the tables and each other. :class:`IndexUnits` is the index's side of
+it: its units and their vector index, given by a build, or read the first time either is needed after a load.
 
 Pipeline step: storage (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
@@ -20,12 +23,14 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
-from llama_index_pearl.corpus.stores import ID_MAP_FILE, KeepUnitsWhole, PearlFaissStore, store_dimension
+from llama_index_pearl.corpus.embedding import KeepUnitsWhole
+from llama_index_pearl.corpus.faiss_store import ID_MAP_FILE, PearlFaissStore
+from llama_index_pearl.corpus.stores import store_dimension
 from llama_index_pearl.storage.catalog_files import CATALOG
 from llama_index_pearl.storage.integrity import IndexFileError, check_units, check_vector_ids, reading
 from llama_index_pearl.storage.snapshot import FolderSnapshot
 
-__all__ = ["DOCSTORE", "FAISS_FILE", "INDEX_STORE", "OpenedStores"]
+__all__ = ["DOCSTORE", "FAISS_FILE", "INDEX_STORE", "IndexUnits", "OpenedStores"]
 
 DOCSTORE = "docstore.json"
 INDEX_STORE = "pearl_index_store.json"
@@ -135,3 +140,42 @@ class OpenedStores:
         if isinstance(store, PearlFaissStore):
             check_vector_ids(folder / ID_MAP_FILE, store.id_map(), {u.node_id for u in units})
         return units
+
+
+class IndexUnits:
+    """An index's units by id and their vector index: given, or read (and checked) the first time either is needed.
+
+    Args:
+        units: The units (``None``: ``open_units`` reads them).
+        vector_index: Their vector index (``None``: ``open_units`` makes it).
+        open_units: Reads ``(vector_index, units)`` (a loaded folder's, :meth:`OpenedStores.open`); one of
+            ``units`` and ``open_units`` is given.
+    """
+
+    def __init__(
+        self,
+        units: Sequence[TextNode] | None,
+        vector_index: VectorStoreIndex | None,
+        open_units: Callable[[], tuple[VectorStoreIndex, list[TextNode]]] | None,
+    ) -> None:
+        self._units = {u.node_id: u for u in units} if units is not None else None
+        self._vector_index = vector_index
+        self._open = open_units
+        self._opening = threading.Lock()
+
+    @property
+    def read(self) -> bool:
+        """Whether the units are in memory (a build's, or read since a load)."""
+        return self._units is not None
+
+    def opened(self) -> tuple[VectorStoreIndex, dict[str, TextNode]]:
+        """The vector index and the units by id (changed in place by an update)."""
+        if self._units is None:
+            with self._opening:
+                if self._units is None:
+                    assert self._open is not None
+                    vector_index, units = self._open()
+                    self._vector_index = vector_index
+                    self._units = {u.node_id: u for u in units}
+        assert self._vector_index is not None
+        return self._vector_index, self._units

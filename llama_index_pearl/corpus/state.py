@@ -1,10 +1,10 @@
 """``IndexState``: what every reader of an index sees of it, as a Protocol.
 
-Index step, below the index itself: retrieval (:mod:`~llama_index_pearl.retrieval.state`)
-and updates (:mod:`~llama_index_pearl.storage.incremental`) extend it with what they need,
-and ``PearlTableIndex`` satisfies both, so neither imports the index.
+Below the index itself: updates (:mod:`~llama_index_pearl.corpus.updates`) and retrieval
+(:mod:`~llama_index_pearl.retrieval.state`) extend it with what they need, and ``PearlTableIndex``
+satisfies both, so neither imports the index.
 
-Pipeline step: storage (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.tables.table import Table
 
-__all__ = ["IndexState"]
+__all__ = ["IndexContents", "IndexState"]
 
 
-class IndexState(Protocol):
-    """Tables, units, join graph, encoder and vector store of an index."""
+class IndexContents(Protocol):
+    """Tables, units and join graph of an index (what plans a delete, and an insert's scope)."""
 
     @property
     def tables(self) -> Mapping[str, Table]: ...
@@ -33,6 +33,10 @@ class IndexState(Protocol):
 
     @property
     def join_graph(self) -> nx.Graph: ...
+
+
+class IndexState(IndexContents, Protocol):
+    """Tables, units, join graph, encoder and vector store of an index."""
 
     @property
     def embed_model(self) -> BaseEmbedding: ...

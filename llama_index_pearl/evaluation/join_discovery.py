@@ -4,7 +4,7 @@ Discovery runs on ``bench_dir/tables/*.csv`` alone; ``joins.jsonl`` is read only
 afterwards, as gold. Pairs are unordered, at two granularities: table pairs and
 column pairs (``table.column``, case-insensitive column names).
 
-Pipeline step: joins (docs/architecture.md).
+Pipeline step: evaluation (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Incremental indexing (paper appendix C.3): plan inserts and deletes without a rebuild.
 
-Updates stay local to join edges. An insert scores candidate edges only for
-column pairs involving a new table, generates questions only for newly selected
-paths (through the generation cache and the index's generator), and makes units
-only for them; existing edges, paths, questions and vectors are reused. A delete
-removes the table's units, its edges, and the units of every path through it.
+Updates stay local to join edges. An insert runs the build's units step
+(:mod:`~llama_index_pearl.corpus.units_step`) over its new tables with an insert scope: it scores candidate
+edges only for column pairs involving a new table, generates questions only for newly selected paths (through
+the generation cache and the index's generator), and makes units only for them; existing edges, paths,
+questions and vectors are reused. A delete removes the table's units, its edges, and the units of every path
+through it.
 
 These functions read an index through :class:`UpdatableIndex` (its public state)
 and return what should change; the index embeds the new units and applies the
@@ -16,38 +17,38 @@ LLM); new paths fill what the existing paths leave, so an insert-then-query
 can differ from a full rebuild when the rebuild would have preferred a new path
 over an existing one.
 
-Pipeline step: storage (docs/architecture.md).
+Pipeline step: corpus (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import llama_index.core.instrumentation as instrument
 import networkx as nx
-from llama_index.core import VectorStoreIndex
-from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.augment import build_augmented_units, star_units, table_units
-from llama_index_pearl.corpus.build import corpus_units, selection_budget, split_for_generator
-from llama_index_pearl.corpus.stores import embedded
-from llama_index_pearl.corpus.units import KIND, PATH_ID, TABLE_IDS, UnitKind, unit_meta
+from llama_index_pearl.corpus.augment import AugmentedCorpus
+from llama_index_pearl.corpus.embedding import embedded
+from llama_index_pearl.corpus.state import IndexContents, IndexState
+from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
+from llama_index_pearl.corpus.units_step import CorpusBuild, InsertScope, StepsReport, corpus_units
+from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.foundations.timing import stage
-from llama_index_pearl.generation import GenerationReport, QueryGenerator, cache_for
-from llama_index_pearl.joins import JoinPath, drop_table, extend_join_paths, paths_from_graph, resolve_budget
-from llama_index_pearl.joins.stars import join_stars
-from llama_index_pearl.storage.state import IndexState
+from llama_index_pearl.generation import GenerationReport, QueryGenerator
+from llama_index_pearl.joins import drop_table
 from llama_index_pearl.tables.inputs import TablesInput, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
     "IndexChange",
+    "IndexUpdates",
     "UpdatableIndex",
     "UpdateReport",
     "delete_table",
@@ -56,15 +57,11 @@ __all__ = [
     "plan_insert",
 ]
 
+dispatcher = instrument.get_dispatcher(__name__)
+
 
 class UpdatableIndex(IndexState, Protocol):
     """The public state of an index that updates are planned from, and the one way to change it."""
-
-    @property
-    def join_paths(self) -> list[JoinPath]: ...
-
-    @property
-    def config(self) -> PearlConfig: ...
 
     @property
     def serializer(self) -> Serializer: ...
@@ -76,7 +73,7 @@ class UpdatableIndex(IndexState, Protocol):
 
 
 @dataclass
-class UpdateReport:
+class UpdateReport(StepsReport):
     """What an insert or delete changed and cost.
 
     Args:
@@ -109,18 +106,6 @@ class UpdateReport:
     seconds: dict[str, float] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UpdateReport:
-        """Inverse of :meth:`to_dict`.
-
-        Raises:
-            TypeError: A key that is no field.
-        """
-        return cls(**data)
-
     def merge(self, other: UpdateReport) -> None:
         """Add another report's changes (a replace is a delete then an insert)."""
         for f in dataclasses.fields(self):
@@ -132,6 +117,11 @@ class UpdateReport:
                     mine[stage_name] = mine.get(stage_name, 0.0) + secs
             else:
                 setattr(self, f.name, mine + theirs)
+
+    def add_generation(self, corpus: AugmentedCorpus) -> None:
+        """Add the requests and tokens of a generation run of the units step (none without a generator run)."""
+        if corpus.report is not None:
+            self.count_generation(corpus.report)
 
     def count_generation(self, report: GenerationReport) -> None:
         """Add a generation run's requests and tokens."""
@@ -179,15 +169,94 @@ class IndexChange:
         return graph
 
 
+class IndexUpdates:
+    """The updates of an index: ``PearlTableIndex``'s ``insert_tables``, ``delete_table`` and their async twins.
+
+    The index gives them its settings (``config``), the one way to change it (``apply_change``) and its update lock
+    (``_updating``: one update at a time; retrievals go on until the change is applied).
+    """
+
+    config: PearlConfig
+
+    def _updating(self) -> AbstractContextManager[None]:
+        """Hold the index's update lock for the block."""
+        raise NotImplementedError
+
+    @dispatcher.span
+    def insert_tables(
+        self, tables: TablesInput, *, replace: bool = False, show_progress: bool = False, **overrides: Any
+    ) -> UpdateReport:
+        """Add tables without rebuilding (paper appendix C.3).
+
+        Candidate join edges are scored only for column pairs involving a new
+        table; only paths through a new table are generated (through the
+        generation cache and this index's generator); only new units are
+        embedded. Existing paths, questions and vectors are kept as they are.
+
+        Args:
+            tables: Anything :meth:`from_tables` accepts; as many rows are read per
+                table as the build read (``config.max_rows_read``).
+            replace: Replace tables whose id already exists (their deletes and the insert are one change).
+            show_progress: Show progress bars.
+            **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
+                every other option is the build's.
+
+        Returns:
+            What changed and what it cost.
+
+        Raises:
+            ValueError: A table id already exists and ``replace`` is false (the
+                message names it), no tables were given, or an override of an
+                option the build fixed.
+            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
+            RuntimeError: Called while holding :meth:`read_lock` (it would wait for itself).
+        """
+        with self._updating():
+            return insert_tables(self, tables, self.config.for_update(**overrides), replace, show_progress)  # type: ignore[arg-type]
+
+    async def ainsert_tables(self, tables: TablesInput, **kwargs: Any) -> UpdateReport:
+        """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.
+
+        Args:
+            tables: As in :meth:`insert_tables`.
+            **kwargs: :meth:`insert_tables`'s keyword arguments.
+        """
+        return await run_in_thread(lambda: self.insert_tables(tables, **kwargs))
+
+    @dispatcher.span
+    def delete_table(self, table_id: str) -> UpdateReport:
+        """Remove a table: its units, its join edges and the units of every path through it.
+
+        Args:
+            table_id: The table to remove.
+
+        Returns:
+            What changed.
+
+        Raises:
+            ValueError: ``table_id`` is not in the index (the message names it),
+                or it is the last table.
+            NotImplementedError: The vector store cannot delete (e.g. a plain
+                positional ``FaissVectorStore``).
+            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
+        """
+        with self._updating():
+            return delete_table(self, table_id)  # type: ignore[arg-type]
+
+    async def adelete_table(self, table_id: str) -> UpdateReport:
+        """:meth:`delete_table` on a thread of its own: the event loop goes on."""
+        return await run_in_thread(lambda: self.delete_table(table_id))
+
+
 def insert_tables(
     index: UpdatableIndex, tables: TablesInput, config: PearlConfig, replace: bool, show_progress: bool
 ) -> UpdateReport:
     """See ``PearlTableIndex.insert_tables`` (which holds the index's update lock around this).
 
     A replace is planned as the deletes followed by the insert, against the index as the deletes will
-    leave it (:class:`_Without`), and applied as one change after the new units are embedded: if
-    anything fails before that, the index still holds the old tables, and a retrieval never sees it
-    without them.
+    leave it (:meth:`~llama_index_pearl.corpus.units_step.InsertScope.without`), and applied as one change after
+    the new units are embedded: if anything fails before that, the index still holds the old tables, and a
+    retrieval never sees it without them.
     """
     report = UpdateReport()
     with stage(report.seconds, "total"):
@@ -200,14 +269,14 @@ def insert_tables(
         existing = [t.id for t in loaded if t.id in index.tables]
         if existing and not replace:
             raise ValueError(f"Tables already in the index: {', '.join(existing)} (pass replace=True to replace them)")
-        planned: UpdatableIndex = index
+        scope = InsertScope.of(index)
         deletes: list[IndexChange] = []
         for table_id in existing:
-            deletes.append(plan_delete(planned, table_id, allow_empty=True))
-            planned = _Without(planned, deletes[-1])
-        change = plan_insert(planned, loaded, config, show_progress=show_progress)
+            deletes.append(plan_delete(scope, table_id, allow_empty=True))
+            scope = scope.without(deletes[-1].removed_tables, deletes[-1].removed_units, deletes[-1].join_graph)
+        change = plan_insert(index, loaded, config, show_progress=show_progress, scope=scope)
         if deletes:
-            change = _after_deletes(deletes, change, planned.join_graph)
+            change = _after_deletes(deletes, change, scope.join_graph)
         # embedding happens outside the index's write lock: retrievals go on meanwhile
         with stage(change.report.seconds, "embed"), embedded(change.units, index.embed_model, show_progress):
             index.apply_change(change)
@@ -231,55 +300,6 @@ def _after_deletes(deletes: Sequence[IndexChange], insert: IndexChange, graph: n
     )
 
 
-@dataclass
-class _Without:
-    """An index as it will be once a planned delete is applied: what the insert of a replace is planned on."""
-
-    index: UpdatableIndex
-    change: IndexChange
-
-    @property
-    def tables(self) -> dict[str, Table]:
-        return {k: t for k, t in self.index.tables.items() if k not in self.change.removed_tables}
-
-    @property
-    def units(self) -> list[TextNode]:
-        removed = set(self.change.removed_units)
-        return [u for u in self.index.units if u.node_id not in removed]
-
-    @property
-    def join_graph(self) -> nx.Graph:
-        assert self.change.join_graph is not None  # plan_delete always sets it
-        return self.change.join_graph
-
-    @property
-    def join_paths(self) -> list[JoinPath]:
-        return paths_from_graph(self.join_graph)
-
-    @property
-    def embed_model(self) -> BaseEmbedding:
-        return self.index.embed_model
-
-    @property
-    def vector_index(self) -> VectorStoreIndex:
-        return self.index.vector_index
-
-    @property
-    def config(self) -> PearlConfig:
-        return self.index.config
-
-    @property
-    def serializer(self) -> Serializer:
-        return self.index.serializer
-
-    @property
-    def generator(self) -> QueryGenerator | None:
-        return self.index.generator
-
-    def apply_change(self, change: IndexChange) -> None:
-        raise RuntimeError("A planned state of an index cannot be changed; apply to the index itself")
-
-
 def delete_table(index: UpdatableIndex, table_id: str) -> UpdateReport:
     """See ``PearlTableIndex.delete_table``."""
     change = plan_delete(index, table_id)
@@ -289,142 +309,44 @@ def delete_table(index: UpdatableIndex, table_id: str) -> UpdateReport:
 
 
 def plan_insert(
-    index: UpdatableIndex, loaded: Sequence[Table], config: PearlConfig, *, show_progress: bool = False
+    index: UpdatableIndex,
+    loaded: Sequence[Table],
+    config: PearlConfig,
+    *,
+    show_progress: bool = False,
+    scope: InsertScope | None = None,
 ) -> IndexChange:
     """Units, tables and graph an insert adds (nothing embedded yet); see ``PearlTableIndex.insert_tables``.
 
     Args:
-        index: The index, as any replaced tables' deletes will leave it.
+        index: The index (its encoder, generator and serializer).
         loaded: The tables to add, none of them in the index.
         config: The build's settings, with the insert's own reading/generation options.
         show_progress: Show progress bars.
+        scope: The index as any replaced tables' deletes will leave it (default: as it is).
 
     Raises:
         ValueError: No tables, or no units produced.
     """
     if not loaded:
         raise ValueError("No tables to insert")
+    scope = scope if scope is not None else InsertScope.of(index)
     change = IndexChange(tables=list(loaded))
     change.table_texts = {t.id: index.serializer.table_text(t, config.table_text_chars) for t in loaded}
-    corpus = [*index.tables.values(), *loaded]
-    steps = _InsertSteps(index, loaded, corpus, config, change, show_progress)
-    change.units, change.join_graph = corpus_units(steps)
+    build = CorpusBuild(
+        loaded, index.embed_model, index.generator, index.serializer, config, change.report, show_progress, scope
+    )
+    change.units, change.join_graph = corpus_units(build)
+    change.removed_units.extend(build.removed)
     if not change.units:
         raise ValueError("The insert produced no units")
     change.report.added_tables = [t.id for t in loaded]
+    change.report.new_paths = [p.path_id for p in build.discovery.paths] if build.discovery is not None else []
     change.report.new_units = len(change.units)
     return change
 
 
-@dataclass
-class _InsertSteps:
-    """The units steps of an insert (:class:`~llama_index_pearl.corpus.build.UnitsSteps`), composed as a build's.
-
-    Units for the new tables, the paths through them and the stars of the graph after the insert; a star
-    that changed is recorded in ``change.removed_units``.
-    """
-
-    index: UpdatableIndex
-    loaded: Sequence[Table]
-    corpus: Sequence[Table]  # the index's tables and the new ones
-    config: PearlConfig
-    change: IndexChange
-    show_progress: bool
-
-    def own_units(self) -> list[TextNode]:
-        return table_units(self.loaded, self.index.serializer, self.config)
-
-    def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]:
-        """The graph after the insert, the new paths the generator writes and those for its fallback."""
-        index, config, corpus = self.index, self.config, self.corpus
-        with stage(self.change.report.seconds, "discovery"):
-            discovery = extend_join_paths(
-                corpus,
-                index.join_graph,
-                [t.id for t in self.loaded],
-                index.embed_model,
-                budget=_discovery_budget(index, len(corpus)),
-                lambda_div=config.lambda_div,
-                use_declared=config.use_declared_joins,
-                cross_source_joins=config.cross_source_joins,
-                show_progress=self.show_progress,
-            )
-        self.change.join_graph = discovery.graph
-        self.change.report.new_paths = [p.path_id for p in discovery.paths]
-        if index.generator is None:
-            return discovery.graph, list(discovery.paths), []
-        # Paths already in the index count against the budget of their pool; with a free fallback
-        # only the build's paid share of them did (at most the budget of the corpus before the insert).
-        old_budget = _budget(index, len(index.tables))
-        used = Counter(p.kind for p in index.join_paths)
-        if old_budget is not None:
-            used = Counter({kind: min(n, old_budget) for kind, n in used.items()})
-        paid, beyond = split_for_generator(discovery.paths, _budget(index, len(corpus)), index.generator, used=used)
-        return discovery.graph, paid, beyond
-
-    def generate(self, paths: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]:
-        """Units for the new paths, then single-hop units for new tables left in no path (if the build had them)."""
-        with stage(self.change.report.seconds, "generation"):
-            return _generate(self, paths, beyond)
-
-    def stars(self, graph: nx.Graph) -> list[TextNode]:
-        """Star units of the graph after the insert that the index lacks; stars that changed are removed."""
-        if not self.config.star_units:
-            return []
-        with stage(self.change.report.seconds, "generation"):
-            stars = star_units(join_stars(graph), {t.id: t for t in self.corpus}, self.index.serializer)
-        wanted = {u.node_id for u in stars}
-        held = {u.node_id for u in self.index.units if unit_meta(u)[KIND] == UnitKind.STAR.value}
-        self.change.removed_units.extend(sorted(held - wanted))
-        return [u for u in stars if u.node_id not in held]
-
-
-def _budget(index: UpdatableIndex, n_tables: int) -> int | None:
-    """Paths per pool for the index's generator (raises, naming the missing LLM, as generation would)."""
-    generator = index.generator
-    return resolve_budget(index.config.budget, n_tables, generator.cost_per_path if generator is not None else 1.0)
-
-
-def _discovery_budget(index: UpdatableIndex, n_tables: int) -> int | None:
-    """Paths selected on insert: as in a build (:func:`~llama_index_pearl.corpus.build.selection_budget`)."""
-    generator = index.generator
-    budget = _budget(index, n_tables)
-    return budget if generator is None else selection_budget(generator, budget)
-
-
-def _generate(steps: _InsertSteps, paid: Sequence[JoinPath], beyond: Sequence[JoinPath]) -> list[TextNode]:
-    index, change, config = steps.index, steps.change, steps.config
-    generator = index.generator
-    if generator is None:
-        return []
-    # Single-hop tables are chosen separately: build_augmented_units would pick every
-    # table of the mapping that the *new* paths miss, old ones included.
-    runs = [({t.id: t for t in steps.corpus}, paid, beyond, dataclasses.replace(config, single_hop=False))]
-    if config.single_hop and change.join_graph is not None:
-        covered = {t for p in paths_from_graph(change.join_graph) for t in p.tables}
-        alone = {t.id: t for t in steps.loaded if t.id not in covered}
-        if alone:
-            runs.append((alone, [], [], config))
-    cache = cache_for(generator, config.cache_dir)
-    units: list[TextNode] = []
-    for tables, kept, extra, run_config in runs:
-        augmented = build_augmented_units(
-            tables,
-            kept,
-            generator,
-            index.serializer,
-            run_config,
-            fallback_paths=extra,
-            cache=cache,
-            show_progress=steps.show_progress,
-        )
-        units.extend(augmented.units)
-        if augmented.report is not None:
-            change.report.count_generation(augmented.report)
-    return units
-
-
-def plan_delete(index: UpdatableIndex, table_id: str, *, allow_empty: bool = False) -> IndexChange:
+def plan_delete(index: IndexContents, table_id: str, *, allow_empty: bool = False) -> IndexChange:
     """What removing a table removes: its units, its edges, and the units of every path through it.
 
     Args:

@@ -1,0 +1,109 @@
+"""Units embedded once, with unit-length vectors, and stored: what a build and an insert do with their new units.
+
+Every vector PEARL stores or asks with has unit length (:func:`normalise`), so inner product equals cosine in
+any store. A build stores its units in a new store (:func:`build_vector_index`: the default FAISS store unless
+the caller's ``storage_context`` names another); an insert embeds its units for the block in which the index
+adds them (:func:`embedded`).
+
+Pipeline step: corpus (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import BaseNode, TextNode, TransformComponent
+
+from llama_index_pearl.corpus.approximate import ApproximateSearch
+from llama_index_pearl.corpus.faiss_store import new_faiss_store
+
+__all__ = ["KeepUnitsWhole", "build_vector_index", "embedded", "normalise"]
+
+
+class KeepUnitsWhole(TransformComponent):
+    """The index's transformation: none. A unit is embedded and stored whole, never split.
+
+    Given no transformations, LlamaIndex builds its default ``SentenceSplitter``, which
+    loads tiktoken for nodes it is never handed (benchmarks/README.md, "Constants").
+    """
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        return nodes
+
+
+def build_vector_index(
+    units: Sequence[TextNode],
+    embed_model: BaseEmbedding,
+    storage_context: StorageContext | None = None,
+    show_progress: bool = False,
+    approximate: ApproximateSearch | None = None,
+) -> VectorStoreIndex:
+    """Embed units once (normalised) and store them; default store is FAISS IP, exact below ``approximate``.
+
+    Args:
+        units: The units.
+        embed_model: The encoder.
+        storage_context: Where the vectors go; ``None``: a new
+            :class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`.
+        show_progress: Show the encoder's progress bar.
+        approximate: When the default store turns into an HNSW graph (``None``: never).
+    """
+    with embedded(units, embed_model, show_progress) as nodes:
+        if storage_context is None:
+            store = new_faiss_store(len(nodes[0].embedding), approximate)
+            storage_context = StorageContext.from_defaults(vector_store=store)
+        # store_nodes_override: the docstore keeps every unit even when the store holds text
+        # (Qdrant), so persist/load and incremental deletes work the same with every store
+        return VectorStoreIndex(
+            nodes=nodes,
+            storage_context=storage_context,
+            embed_model=embed_model,
+            show_progress=False,
+            store_nodes_override=True,
+            transformations=[KeepUnitsWhole()],
+        )
+
+
+@contextmanager
+def embedded(
+    units: Sequence[TextNode], embed_model: BaseEmbedding, show_progress: bool = False
+) -> Iterator[list[TextNode]]:
+    """The units carrying their normalised vectors for the block (builds and inserts store them there).
+
+    The vectors are dropped afterwards, also when the block raises: they live in the
+    vector store, and units stay light in the docstore and in memory.
+
+    Args:
+        units: The units to embed (their embedded text: ``metadata_mode="embed"``).
+        embed_model: The encoder.
+        show_progress: Show the encoder's progress bar.
+    """
+    texts = [u.get_content(metadata_mode="embed") for u in units]
+    vectors = normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
+    for unit, vector in zip(units, vectors):
+        unit.embedding = vector
+    try:
+        yield list(units)
+    finally:
+        for unit in units:
+            unit.embedding = None
+
+
+def normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Each vector scaled to unit length (a zero vector stays zero), as float32 values.
+
+    >>> normalise([[3.0, 4.0], [0.0, 0.0]])
+    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+
+    Args:
+        vectors: Rows of floats, one per vector.
+    """
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (array / norms).tolist()

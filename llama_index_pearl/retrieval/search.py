@@ -1,0 +1,237 @@
+"""One interface for every vector store: a search ranks a revision's tables for questions, and scores given tables.
+
+A :class:`TableSearch` is chosen once per revision of an index (``RetrievalState``), by the store that holds
+the unit vectors; the retriever and the answer step (the set, :mod:`~llama_index_pearl.retrieval.answer`) see
+only the interface:
+
+============================ ================================== ================================================
+search                       store                              ranks tables by
+============================ ================================== ================================================
+``ExactSearch``              the default ``PearlFaissStore``    its vectors, in process: exact max-pooling, one
+(``exact_search``)                                              top-n search, a pass over all vectors when the
+                                                                top-n cannot decide or lexical evidence is added
+``GroupedSearch``            Qdrant                             one grouped search, pooled on the server, where no
+(``grouped_search``)                                            lexical evidence is added and no scope; else as
+                                                                ``StoreSearch``
+``StoreSearch``              any other LlamaIndex store         its top units through LlamaIndex's retriever,
+(``store_search``)                                              fetched in rounds until the ranking is final
+============================ ================================== ================================================
+
+Only ``ExactSearch`` scores tables outside a ranking (from their stored vectors: a bridge of the set); the others
+answer ``None``, and such a table scores as the ranking's last.
+
+A search runs as a generator of steps that its retriever performs (:class:`Work`: CPU-bound work, in a worker
+thread for an async retrieval; :class:`Fetch`: a store's top units through LlamaIndex, sync or async), so one
+search serves ``retrieve``, ``aretrieve`` and their batch forms alike. Every search reads the revision through one
+:class:`SearchSpace`: its units and tables numbered, their memberships, their BM25.
+
+Pipeline step: retrieval (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from llama_index.core.schema import QueryBundle
+from llama_index.core.vector_stores.types import BasePydanticVectorStore
+
+from llama_index_pearl.corpus.catalog import UnitInfo
+from llama_index_pearl.corpus.lexical import LexicalIndex
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.pooling import Memberships, PooledTable
+from llama_index_pearl.retrieval.scope import Scope
+from llama_index_pearl.retrieval.table_sets import SetRule
+
+__all__ = [
+    "MIN_FETCH",
+    "Fetch",
+    "Question",
+    "Ranked",
+    "Request",
+    "SearchKind",
+    "SearchSpace",
+    "SearchSteps",
+    "SpaceOf",
+    "TableSearch",
+    "Work",
+]
+
+MIN_FETCH = 32  # units asked for in a first round, at least
+
+SpaceOf = Callable[[Sequence[str] | None], "SearchSpace"]  # the space, units in a given order (None: the catalog's)
+
+
+@dataclass(frozen=True)
+class Work:
+    """CPU-bound work: run in place, or in a worker thread by an async retrieval."""
+
+    run: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """The top ``n`` units of the store, through LlamaIndex's retriever: answered with ``UnitHit``s."""
+
+    query: QueryBundle
+    n: int
+
+
+SearchSteps = Generator[Work | Fetch, Any, Any]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as a search reads it.
+
+    Args:
+        text: The question (what BM25 reads).
+        embedding: Its unit-length query vector.
+    """
+
+    text: str
+    embedding: list[float]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a retriever asks of a revision, for each of its questions.
+
+    Args:
+        k: Tables returned.
+        fetch_k: Units asked for in a first round (``None``: ``max(MIN_FETCH, 4 × tables wanted)``).
+        lexical_weight: Cosine added to a unit for its relative BM25 score (``0``: the encoder alone).
+        rule: How the set is chosen (``None``: the ranking as pooled).
+        margin: Return the whole set and this many other tables (``None``: ``k`` tables).
+        scope: The tables the retrieval may return (``None``: every table).
+    """
+
+    k: int
+    fetch_k: int | None
+    lexical_weight: float
+    rule: SetRule | None
+    margin: int | None
+    scope: Scope | None
+
+    @property
+    def depth(self) -> int:
+        """Tables ranked: ``k``, or as deep as the set rule reads."""
+        return max(self.k, self.rule.depth) if self.rule is not None else self.k
+
+    def first_fetch(self, n_units: int, k: int) -> int:
+        """Units asked for in a first round when ``k`` tables are wanted of ``n_units`` units."""
+        return min(n_units, self.fetch_k or max(MIN_FETCH, 4 * k))
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A question's pooled ranking, and what its search needs to score other tables for it.
+
+    Args:
+        question: The question.
+        tables: Its tables, best first.
+        vector: The query vector as the search read it (``ExactSearch`` only).
+        boost: The lexical score the search added to each unit, by unit number (``ExactSearch`` only).
+    """
+
+    question: Question
+    tables: list[PooledTable]
+    vector: np.ndarray | None = None
+    boost: np.ndarray | None = None
+
+
+class TableSearch(Protocol):
+    """A search of one revision's tables (see the module docstring)."""
+
+    @property
+    def space(self) -> SearchSpace: ...
+
+    def rank(self, questions: Sequence[Question], request: Request) -> SearchSteps:
+        """Each question's ranking (``list[Ranked]``): ``request.depth`` tables, best first, within its scope."""
+        ...
+
+    def score(self, ranked: Ranked, table_ids: Sequence[str]) -> list[PooledTable] | None:
+        """The pooled records of tables outside ``ranked`` (their own best units); ``None``: this search cannot."""
+        ...
+
+
+class SearchKind(Protocol):
+    """A kind of search, as a revision chooses one: ``ExactSearch.of``, ``GroupedSearch.of``, ``StoreSearch.of``."""
+
+    def __call__(self, store: BasePydanticVectorStore, space: SpaceOf) -> TableSearch | None:
+        """The search of ``store``, or ``None`` where this kind does not serve it.
+
+        Args:
+            store: The index's vector store.
+            space: Makes the revision's :class:`SearchSpace` with the units in the order this search numbers them.
+        """
+        ...
+
+
+class SearchSpace:
+    """One revision's units and tables as every search reads them: numbered, their memberships, their BM25.
+
+    Units are numbered in the search's order (the store's, for the default store), tables in the index's.
+
+    Args:
+        unit_ids: Every unit, in the search's order.
+        table_ids: Every table, in the index's order.
+        units: Each unit's kind, tables and question (a unit missing here stands for no table).
+        lexical_texts: What BM25 reads of each unit (read on first lexical use, when nothing was persisted).
+        persisted_lexical: The BM25 index a loaded folder holds (``None``: none, or the index changed since),
+            in ``catalog_order``.
+        catalog_order: The units in the catalog's order.
+    """
+
+    def __init__(
+        self,
+        unit_ids: Sequence[str],
+        table_ids: Sequence[str],
+        units: Mapping[str, UnitInfo],
+        lexical_texts: Callable[[Sequence[str]], list[str]],
+        persisted_lexical: Callable[[], LexicalIndex | None],
+        catalog_order: Sequence[str],
+    ) -> None:
+        self.unit_ids = list(unit_ids)
+        self.table_ids = list(table_ids)
+        self.table_number = number = {table_id: i for i, table_id in enumerate(self.table_ids)}
+        self.unit_number = {unit_id: i for i, unit_id in enumerate(self.unit_ids)}
+        self.units: dict[str, UnitInfo] = {u: units.get(u, UnitInfo(None, [], None)) for u in self.unit_ids}
+        lists = [[number[t] for t in info.table_ids if t in number] for info in self.units.values()]
+        self.memberships = Memberships.from_lists(lists, self.table_ids, self.unit_ids)
+        # BM25 comes from the folder a loaded index was read from, else from the units' texts, on first use;
+        # both read the index as it is now, which is this revision while the reader holds the index's lock
+        self._lexical_texts = lexical_texts
+        self._persisted = persisted_lexical
+        self._catalog_order = list(catalog_order)
+        self._lexical: LexicalScorer | None = None
+        self._lock = threading.Lock()
+
+    def lexical(self) -> LexicalScorer:
+        """BM25 over the units' lexical texts, in unit-number order; read or built on first use."""
+        with self._lock:
+            if self._lexical is None:
+                if not self.unit_ids:
+                    raise ValueError("The index holds no units to score")
+                persisted = self._persisted()
+                if persisted is not None:  # the folder's, in this space's unit order
+                    index = persisted.in_order(self._catalog_order, self.unit_ids)
+                    self._lexical = LexicalScorer(self.unit_ids, index=index)
+                else:
+                    self._lexical = LexicalScorer(self.unit_ids, self._lexical_texts(self.unit_ids))
+            return self._lexical
+
+    def boost(self, question: str, weight: float) -> np.ndarray | None:
+        """``weight`` × each unit's relative BM25 score, by unit number; ``None`` when there is none to add.
+
+        Args:
+            question: The question.
+            weight: The retriever's ``lexical_weight`` (``0``: BM25 is not read).
+        """
+        if weight <= 0:
+            return None
+        relative = self.lexical().relative(question)
+        return None if relative is None else (weight * relative).astype(np.float32)
