@@ -126,3 +126,22 @@ if __name__ == "__main__":
         stop(sys.argv[2])
     else:
         sys.exit("usage: milvus_server.py start | stop DIR")
+
+
+def close_clients() -> None:
+    """Close every connection pymilvus holds open in this process.
+
+    pymilvus shares one gRPC channel per server and keeps it, idle, for the life of the process, pinging the
+    server every 10 s; a server that saw too many pings on a channel with no calls answers the next client on it
+    with GOAWAY ("Too many pings"). The tests close their channels when a test or page is done with the server, so
+    none idles across the suite.
+    """
+    try:
+        from pymilvus.client.connection_manager import ConnectionManager
+    except ImportError:  # pymilvus 2.5: connections by alias
+        from pymilvus import connections
+
+        for alias, _ in connections.list_connections():
+            connections.disconnect(alias)
+        return
+    ConnectionManager.get_instance().close_all()

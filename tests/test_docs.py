@@ -37,7 +37,7 @@ import pandas as pd
 import pytest
 import yaml
 from fake_openai import FakeOpenAIServer, prompt_text, text, valid_answer
-from milvus_server import start, stop
+from milvus_server import close_clients, start, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -141,6 +141,7 @@ def milvus_uri(monkeypatch):
     if url:
         monkeypatch.setenv("MILVUS_URI", url)
     yield url
+    close_clients()
     if folder is not None:
         stop(folder)
 
