@@ -66,10 +66,7 @@ class QuestionWords:
         space = self._space
         index = space.lexical().index
         names = self._table_name_words()
-        inside = None
-        if scope is not None:
-            inside = np.zeros(len(space.table_ids), dtype=bool)
-            inside[[space.table_number[t] for t in scope.tables]] = True
+        inside = scope.inside if scope is not None else None
         held: dict[int, set[str]] = {}
         holders: dict[str, int] = {}
         for word in set(text_tokens(question)):

@@ -238,6 +238,19 @@ class Memberships:
     def units_of(self, table: int) -> np.ndarray:
         return self.table_units[self.table_ptr[table] : self.table_ptr[table + 1]]
 
+    def units_within(self, inside: np.ndarray) -> np.ndarray:
+        """The units every table of which is ``inside`` (a mask by table number), ascending.
+
+        >>> m = Memberships.from_lists([[0], [0, 1], [1], [2]], ["a", "b", "c"], ["u0", "u1", "u2", "u3"])
+        >>> m.units_within(np.array([True, False, True])).tolist()
+        [0, 3]
+        """
+        counts = np.diff(self.unit_ptr)
+        entry_unit = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        outside = np.zeros(len(counts), dtype=bool)
+        outside[entry_unit[~inside[self.unit_tables]]] = True
+        return np.flatnonzero((counts > 0) & ~outside).astype(np.int64)
+
     def with_units_of_first_tables(self, units: np.ndarray, k: int) -> np.ndarray:
         """``units`` and every unit of the first ``k`` tables they name (in ``units``' order), ascending.
 

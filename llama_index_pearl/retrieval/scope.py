@@ -37,11 +37,13 @@ class Scope:
 
     Args:
         tables: The tables in scope.
+        inside: By table number, whether the table is in scope.
         units: Unit numbers of the units whose tables are all in scope.
         graph: The join graph among the tables in scope.
     """
 
     tables: frozenset[str]
+    inside: np.ndarray
     units: np.ndarray
     graph: nx.Graph
 
@@ -80,11 +82,7 @@ class Scopes:
         tables = tables_in_scope(filters, memberships.table_ids, self._sources)
         inside = np.zeros(len(memberships.table_ids), dtype=bool)
         inside[[self._table_number[t] for t in tables]] = True
-        units = np.asarray(
-            [u for u in range(len(memberships.unit_ids)) if len(ts := memberships.tables_of(u)) and inside[ts].all()],
-            dtype=np.int64,
-        )
-        found = Scope(tables, units, self._graph.subgraph(tables))
+        found = Scope(tables, inside, memberships.units_within(inside), self._graph.subgraph(tables))
         with self._lock:
             if len(self._kept) >= SCOPE_CACHE_SIZE:
                 self._kept.clear()
