@@ -4,7 +4,8 @@ A release before ``MetadataFilters`` scoped a retrieval cannot ask a question wi
 asks it the way a user of that release would: the pooled ranking of every table, kept to the question's database
 (each table scores on its own units, so the order within the database is the pooled one), the question's words
 held by that database's tables and weighed over them, and that release's own ``choose_table_set`` over the join
-graph among them. Run it with the release's package first on the path:
+graph among them. It calls that release's API (``RetrievalState.search_many``, ``question_words``), not this
+tree's: run it with the release's package first on the path:
 
     git worktree add /tmp/before 9293a66
     PYTHONPATH=/tmp/before python benchmarks/sets_before.py ../shared/bench/spider2_lite --json OUT
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.evaluation.benchmark import evaluate_rankings, evaluate_sets, group_means, load_benchmark
 from llama_index_pearl.retrieval.table_sets import choose_table_set, set_first, word_weights
 from llama_index_pearl.text.models import embed_queries
 
@@ -35,10 +36,10 @@ def _rows(index: PearlTableIndex, queries: Sequence[Any], tables: dict[str, str 
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
     rows = []
     for query, vector in zip(queries, vectors):
-        boost = state.space.boost(query.question, weight)
-        pooled = state.search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
+        boost = state.lexical_boost(query.question, weight)
+        pooled = state.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         ranked = [(t.table_id, t.score) for t in pooled]
-        words, weights = state.words.of(query.question)
+        words, weights = state.question_words(query.question)
         graph = state.nodes.graph
         if per_db and query.db is not None:
             keep = {t for t, source in tables.items() if source == query.db}
@@ -55,29 +56,14 @@ def _rows(index: PearlTableIndex, queries: Sequence[Any], tables: dict[str, str 
 
 
 def _metrics(rows: list) -> dict[str, dict[str, float]]:
-    sums: dict[str, dict[str, float]] = {}
-    for query, order, chosen in rows:
-        gold = set(query.gold_tables)
-        g = len(gold)
-        scores = {
-            "Set": float(gold <= set(chosen)),
-            "SetPrecision": len(gold & set(chosen)) / max(1, len(chosen)),
-            "SetSize": float(len(chosen)),
-            "GoldSize": float(g),
-            "R@2": len(gold & set(order[:2])) / g,
-            "C@5": float(gold <= set(order[:5])),
-            "C@G+2": float(gold <= set(order[: g + 2])),
-        }
-        group = {1: "1 table", 2: "2 tables", 3: "3 tables"}.get(query.n_tables, "4+ tables")
-        for name in ("all", group):
-            bucket = sums.setdefault(name, {"n": 0.0})
-            bucket["n"] += 1
-            for key, value in scores.items():
-                bucket[key] = bucket.get(key, 0.0) + value
-    return {
-        group: {k: (int(v) if k == "n" else round(v / b["n"] * (1 if "Size" in k else 100), 2)) for k, v in b.items()}
-        for group, b in sums.items()
-    }
+    """The release's own metrics of the set-first orders and the sets, and the sets' precision beside them."""
+    queries = [query for query, _, _ in rows]
+    metrics = evaluate_rankings(queries, [order for _, order, _ in rows], (2, 5))
+    precision = [{"SetPrecision": len(set(q.gold_tables) & set(chosen)) / max(1, len(chosen))} for q, _, chosen in rows]
+    for extra in (evaluate_sets(queries, [chosen for _, _, chosen in rows]), group_means(queries, precision)):
+        for group, row in extra.items():
+            metrics[group].update(row)
+    return metrics
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -32,7 +32,7 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.evaluation.benchmark import BenchQuery, load_benchmark
+from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_rankings, evaluate_sets, load_benchmark
 from llama_index_pearl.retrieval.table_sets import (
     MAX_DISTANCE,
     QUESTION_WORDS,
@@ -44,6 +44,7 @@ from llama_index_pearl.retrieval.table_sets import (
 from llama_index_pearl.text.models import embed_queries
 
 MODES = ("pool", "db")
+KS = (1, 2, 5)
 
 
 def parse_rule(text: str) -> SetRule | None:
@@ -90,39 +91,21 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
 def evaluate(
     queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], sources: dict, rule: SetRule | None
 ) -> dict:
-    sums: dict[str, dict[str, float]] = {}
-    for query, row in zip(queries, rows):
+    """``pearl eval``'s metrics of one rule: R@k, C@k and C@G+2 of the set-first order, and the set's."""
+    orders, sets = [], []
+    for row in rows:
         ranked_ids = [t for t, _ in row["ranked"]]
         if rule is None:
-            order, chosen = ranked_ids, ranked_ids[:1]
-        else:
-            table_set = choose_table_set(row["ranked"], row["words"], row["weights"], row["graph"], rule, sources)
-            order, chosen = set_first(ranked_ids, table_set), list(table_set.tables)
-        gold = set(query.gold_tables)
-        g = len(gold)
-        scores = {
-            "R@1": len(gold & set(order[:1])) / g,
-            "R@2": len(gold & set(order[:2])) / g,
-            "C@5": float(gold <= set(order[:5])),
-            "C@G+2": float(gold <= set(order[: g + 2])),
-            "set_complete": float(gold <= set(chosen)),
-            "set_precision": len(gold & set(chosen)) / max(1, len(chosen)),
-            "set_size": float(len(chosen)),
-            "gold_size": float(g),
-        }
-        group = "1" if query.n_tables == 1 else ("4+" if query.n_tables >= 4 else "2-3")
-        for name in ("all", group):
-            bucket = sums.setdefault(name, {"n": 0.0})
-            bucket["n"] += 1
-            for key, value in scores.items():
-                bucket[key] = bucket.get(key, 0.0) + value
-    return {
-        group: {
-            key: (int(v) if key == "n" else round(v / b["n"] * (1 if key.endswith("size") else 100), 2))
-            for key, v in b.items()
-        }
-        for group, b in sums.items()
-    }
+            orders.append(ranked_ids)
+            sets.append(ranked_ids[:1])
+            continue
+        table_set = choose_table_set(row["ranked"], row["words"], row["weights"], row["graph"], rule, sources)
+        orders.append(set_first(ranked_ids, table_set))
+        sets.append(list(table_set.tables))
+    metrics = evaluate_rankings(queries, orders, KS)
+    for group, row in evaluate_sets(queries, sets).items():
+        metrics[group].update(row)
+    return metrics
 
 
 def candidate_features(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], rule: SetRule) -> tuple:
@@ -207,12 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _print(name: str, mode: str, text: str, metrics: dict) -> None:
-    for group in ("all", "1", "2-3", "4+"):
+    for group in ("all", "1 table", "2 tables", "3 tables", "4+ tables"):
         if group in metrics:
             m = metrics[group]
             print(
-                f"{name:<16} {mode:<4} {text:<28} {group:<4} n={m['n']:<5} set {m['set_complete']:6.2f} "
-                f"size {m['set_size']:.2f}/{m['gold_size']:.2f} prec {m['set_precision']:6.2f} "
+                f"{name:<16} {mode:<4} {text:<28} {group:<9} n={m['n']:<5} set {m['Set']:6.2f} "
+                f"size {m['SetSize']:.2f}/{m['GoldSize']:.2f} prec {m['SetPrecision']:6.2f} "
                 f"R@1 {m['R@1']:6.2f} R@2 {m['R@2']:6.2f} C@5 {m['C@5']:6.2f} C@G+2 {m['C@G+2']:6.2f}",
                 flush=True,
             )
