@@ -1,18 +1,22 @@
-"""How a table set is chosen: candidate rules measured on every dev set together, from one build per set.
+"""How a table set is chosen: the confidence fitted, and the bars measured, on every dev set together.
 
-Each benchmark folder is indexed once at the shipped defaults (heuristic generator, MiniLM); every question's
-pooled ranking (cosine plus lexical evidence) and the words each table holds are computed once, in the unified
-pool and within the question's own database (``--per-database``: the retrieval of ``filters`` on its ``db``); each
-rule then chooses a set from the same scores, so the rules differ only in what they decide. Per set, mode and rule
-it prints how often the set is complete, its size against gold, C@G+2 and R@2 (all questions, 1 table, 4+).
+Each benchmark folder is indexed once at the shipped defaults (heuristic generator, MiniLM, column vectors); for
+every question, within its own database (``db``: the retrieval of ``filters`` on its source) and in the unified
+pool (``pool``), the pooled ranking and its candidates' evidence are computed once, by the package's own answer
+step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
 
-    python benchmarks/table_sets.py ../shared/bench/spider ../shared/bench/tpch runs/bench/lahman
-    python benchmarks/table_sets.py ../shared/bench/spider --rules "none,default,min_confidence=0.2" --json OUT
+- ``--learn`` fits the logistic model of :class:`~llama_index_pearl.retrieval.evidence.Confidence` (and its
+  ``without_columns`` twin) on every set's candidates, each set weighted alike, and prints each held-out set's
+  AUC and calibration error (the model fitted on the other sets), and how often a bridge is gold;
+- ``--rules`` chooses sets with each rule from the same evidence and prints, per set and mode, how often the set
+  is complete, its size against gold, its precision, the needed tier's precision, the ECE of the confidences,
+  and how often the ranking cut at the set's own size is complete (``Cut``).
 
-A rule is ``none`` (the pooled ranking, no set), ``default`` (:class:`SetRule`'s defaults), or ``key=value`` fields
-of :class:`SetRule` or of its :class:`Evidence` (``words=5``) separated by ``;``. ``--learn`` prints the logistic
-regression that :class:`Evidence`'s defaults round (the four features of each candidate against the seed, every
-set weighted alike).
+    python benchmarks/table_sets.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
+    python benchmarks/table_sets.py ../shared/bench/tpch --rules "default,needed=0.6;maybe=0.1" --json OUT
+
+A rule is ``none`` (the pooled ranking, no set), ``default`` (:class:`SetRule`'s defaults), or ``key=value``
+fields of :class:`SetRule` separated by ``;``.
 """
 
 from __future__ import annotations
@@ -20,31 +24,32 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.evaluation.benchmark import BenchQuery, evaluate_rankings, evaluate_sets, load_benchmark
-from llama_index_pearl.retrieval.table_sets import (
-    MAX_DISTANCE,
-    QUESTION_WORDS,
-    Evidence,
-    SetRule,
-    choose_table_set,
-    set_first,
+from llama_index_pearl.corpus.embedding import normalise
+from llama_index_pearl.evaluation.benchmark import (
+    BenchQuery,
+    calibration_error,
+    evaluate_rankings,
+    evaluate_sets,
+    load_benchmark,
 )
+from llama_index_pearl.retrieval.evidence import FEATURES, Confidence, content_words
+from llama_index_pearl.retrieval.search import Question, Ranked
+from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, choose_table_set, set_first
 from llama_index_pearl.text.models import embed_queries
 
-MODES = ("pool", "db")
+MODES = ("db", "pool")
 KS = (1, 2, 5)
+COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin")
 
 
 def parse_rule(text: str) -> SetRule | None:
@@ -52,24 +57,21 @@ def parse_rule(text: str) -> SetRule | None:
         return None
     if text == "default":
         return SetRule()
-    rule_fields = {f.name: f.type for f in dataclasses.fields(SetRule)}
+    kinds = {f.name: f.type for f in dataclasses.fields(SetRule)}
     values: dict[str, Any] = {}
-    evidence: dict[str, float] = {}
     for part in text.split(";"):
         key, value = part.split("=")
-        if key in rule_fields:
-            values[key] = int(value) if rule_fields[key] in ("int", int) else float(value)
-        else:
-            evidence[key] = float(value)
-    return SetRule(**values, evidence=Evidence(**evidence))
+        values[key] = int(value) if kinds[key] in ("int", int) else float(value)
+    return SetRule(**values)
 
 
 def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_database: bool) -> list[dict[str, Any]]:
-    """Per question: the pooled ranking of every table in reach, the words each holds, their weights, the graph."""
+    """Per question: its ranking of every table in reach and its candidates' evidence (the answer step's)."""
     state = index.retrieval_state()
-    search = state.search  # the default store's: it ranks every table in reach
+    search, rule = state.search, SetRule()
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
+    words = _word_vectors(index, state, [q.question for q in queries])
     rows = []
     for query, vector in zip(queries, vectors):
         boost = state.space.boost(query.question, retriever.lexical_weight)
@@ -80,126 +82,167 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
             pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         else:
             pooled = search.search_scoped(vector, len(scope.tables), boost, scope)
-        words, weights = state.words.of(query.question, scope)
-        graph = scope.graph if scope is not None else state.nodes.graph
-        rows.append(
-            {"ranked": [(t.table_id, t.score) for t in pooled], "words": words, "weights": weights, "graph": graph}
-        )
+        question = Question(query.question, vector.tolist(), words[query.question])
+        ranked = Ranked(question, pooled, vector, boost)
+        evidence = state.answer.evidence(ranked, rule, scope)
+        rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "sources": state.sources})
     return rows
 
 
-def evaluate(
-    queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], sources: dict, rule: SetRule | None
-) -> dict:
-    """``pearl eval``'s metrics of one rule: R@k, C@k and C@G+2 of the set-first order, and the set's."""
-    orders, sets = [], []
-    for row in rows:
+def _word_vectors(index: PearlTableIndex, state: Any, questions: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each question's content-word vectors, as the retriever makes them (the index's, else embedded)."""
+    out = {}
+    for text in questions:
+        asked = content_words(text)
+        known, unknown = state.word_vectors(asked)
+        if unknown:
+            for word, vec in zip(unknown, normalise(index.embed_model.get_text_embedding_batch(unknown))):
+                state.word_cache.put((word,), vec)
+                known[word] = vec
+        out[text] = np.asarray([known[w] for w in asked], dtype=np.float32).reshape(len(asked), -1)
+    return out
+
+
+def labelled(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate's features and whether it is gold."""
+    x = [row["evidence"].features for row in rows if len(row["evidence"].tables)]
+    y = [
+        [float(t in q.gold_tables) for t in row["evidence"].tables]
+        for q, row in zip(queries, rows)
+        if len(row["evidence"].tables)
+    ]
+    return np.vstack(x), np.concatenate(y)
+
+
+def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, keep: Sequence[str]) -> Confidence:
+    """Logistic regression on the ``keep`` features (L2 1e-3, gradient descent on standardised features)."""
+    columns = [FEATURES.index(n) for n in keep]
+    sub = x[:, columns]
+    mean, spread = sub.mean(0), sub.std(0) + 1e-9
+    z = np.hstack([(sub - mean) / spread, np.ones((len(sub), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(4000):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        w -= 0.5 * (z.T @ ((p - y) * weight) / weight.sum() + 1e-3 * w)
+    raw = w[:-1] / spread
+    bias = w[-1] - float((raw * mean).sum())
+    return Confidence.from_weights(round(bias, 2), {n: round(float(v), 2) for n, v in zip(keep, raw)})
+
+
+def auc(p: np.ndarray, y: np.ndarray) -> float:
+    order = np.argsort(p, kind="stable")
+    ranks = np.empty(len(p))
+    ranks[order] = np.arange(1, len(p) + 1)
+    pos = y == 1
+    n1, n0 = int(pos.sum()), int((~pos).sum())
+    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)) if n1 and n0 else float("nan")
+
+
+def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
+    """The two models fitted on every set, and each set's AUC and ECE under the model fitted on the others."""
+    full = list(FEATURES)
+    names = [n for n in FEATURES if n not in COLUMN_FEATURES]
+
+    def fitted(sets: Sequence[str], keep: Sequence[str]) -> Confidence:
+        x = np.vstack([data[s][0] for s in sets])
+        y = np.concatenate([data[s][1] for s in sets])
+        weight = np.concatenate([np.full(len(data[s][1]), 1.0 / len(data[s][1])) for s in sets])
+        return fit(x, y, weight, keep)
+
+    held = {}
+    for name in data:
+        model = fitted([s for s in data if s != name], full)
+        p = model.probabilities(data[name][0])
+        held[name] = {
+            "auc": round(auc(p, data[name][1]), 3),
+            "ece": round(calibration_error(list(zip(p, data[name][1]))), 3),
+        }
+    return {
+        "confidence": dataclasses.asdict(fitted(list(data), full)),
+        "without_columns": dataclasses.asdict(fitted(list(data), names)),
+        "held_out": held,
+    }
+
+
+def evaluate(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], rule: SetRule | None) -> dict:
+    """``pearl eval``'s metrics of one rule, and ``Cut``: the ranking cut at the set's size is complete."""
+    orders, sets, needed, confidences, cuts, bridges = [], [], [], [], [], []
+    for query, row in zip(queries, rows):
         ranked_ids = [t for t, _ in row["ranked"]]
         if rule is None:
             orders.append(ranked_ids)
             sets.append(ranked_ids[:1])
             continue
-        table_set = choose_table_set(row["ranked"], row["words"], row["weights"], row["graph"], rule, sources)
-        orders.append(set_first(ranked_ids, table_set))
-        sets.append(list(table_set.tables))
+        evidence = row["evidence"]
+        confidence = dict(zip(evidence.tables, rule.confidence.probabilities(evidence.features).tolist()))
+        chosen = choose_table_set(row["ranked"], confidence, evidence.seed, evidence.graph, rule, row["sources"])
+        orders.append(set_first(ranked_ids, chosen))
+        sets.append(list(chosen.tables))
+        needed.append([t for t in chosen.tables if chosen.tiers[t] is SetTier.NEEDED])
+        confidences.append(list(chosen.confidence.items()))
+        cuts.append(set(query.gold_tables) <= set(ranked_ids[: len(chosen.tables)]))
+        bridges += [
+            t in query.gold_tables
+            for t in chosen.tables
+            if chosen.reasons[t].value == "bridge" and chosen.tiers[t] is SetTier.NEEDED
+        ]
     metrics = evaluate_rankings(queries, orders, KS)
-    for group, row in evaluate_sets(queries, sets).items():
+    for group, row in evaluate_sets(queries, sets, needed or None, confidences or None).items():
         metrics[group].update(row)
+    if cuts:
+        metrics["all"]["Cut"] = round(100.0 * sum(cuts) / len(cuts), 2)
+        metrics["all"]["BridgeGold"] = round(100.0 * sum(bridges) / max(1, len(bridges)), 2)
     return metrics
 
 
-def candidate_features(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], rule: SetRule) -> tuple:
-    """Each candidate's four features against the seed, and whether it is gold (the data ``--learn`` fits)."""
-    features, gold = [], []
-    for query, row in zip(queries, rows):
-        ranked, words, graph = row["ranked"], row["words"], row["graph"]
-        asked = {w: x for w, x in row["weights"].items() if w not in QUESTION_WORDS}
-        total = sum(asked.get(w, 0.0) for w in set().union(*words.values())) if words else 0.0
-        candidates = ranked[: rule.depth]
-        if not candidates:
-            continue
-        seed = max(candidates, key=lambda ts: ts[1] + rule.coverage * _share(words.get(ts[0], ()), asked, total))[0]
-        seen = words.get(seed, frozenset())
-        lengths = nx.single_source_shortest_path_length(graph, seed, cutoff=MAX_DISTANCE) if seed in graph else {}
-        for table, score in candidates:
-            if table == seed:
-                continue
-            gain = _share(words.get(table, frozenset()) - seen, asked, total)
-            degree = graph.degree(table) if table in graph else 0
-            features.append([ranked[0][1] - score, gain, lengths.get(table, MAX_DISTANCE), math.log1p(degree)])
-            gold.append(float(table in query.gold_tables))
-    return np.asarray(features), np.asarray(gold)
-
-
-def _share(held: Any, asked: dict[str, float], total: float) -> float:
-    return sum(asked.get(w, 0.0) for w in held) / total if total else 0.0
-
-
-def learn(samples: Sequence[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
-    """Logistic regression of gold membership, each set's candidates weighted alike (L2 1e-3, gradient descent)."""
-    x = np.vstack([s[0] for s in samples])
-    y = np.concatenate([s[1] for s in samples])
-    weight = np.concatenate([np.full(len(s[1]), 1.0 / max(1, len(s[1]))) for s in samples])
-    mean, spread = x.mean(0), x.std(0) + 1e-9
-    z = np.hstack([(x - mean) / spread, np.ones((len(x), 1))])
-    w = np.zeros(z.shape[1])
-    for _ in range(5000):
-        p = 1.0 / (1.0 + np.exp(-z @ w))
-        w -= 0.1 * (z.T @ ((p - y) * weight) / weight.sum() + 1e-3 * w)
-    raw = w[:-1] / spread
-    names = ["score_gap", "words", "distance", "centrality"]
-    return {"bias": round(float(w[-1] - raw @ mean), 3), **{n: round(float(v), 3) for n, v in zip(names, raw)}}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("benches", nargs="+", type=Path)
-    parser.add_argument("--rules", default="none,default", help="rules separated by ','")
-    parser.add_argument("--modes", default="pool,db", help="pool (the unified pool), db (within each question's db)")
-    parser.add_argument("--learn", action="store_true", help="fit Evidence's weights on the benches (per database)")
-    parser.add_argument("--json", type=Path, default=None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("benches", nargs="+", help="benchmark folders")
+    parser.add_argument("--rules", default="none,default", help="comma-separated rules (see the module docstring)")
+    parser.add_argument("--modes", default=",".join(MODES), help="db (each question within its db), pool, or both")
+    parser.add_argument("--learn", action="store_true", help="fit the confidence on the benches (per database)")
+    parser.add_argument("--json", help="write every figure here")
     args = parser.parse_args(argv)
-    rules = [(text, parse_rule(text)) for text in args.rules.split(",")]
-    modes = [m for m in args.modes.split(",") if m]
-    results: dict[str, Any] = {}
-    samples = []
-    for folder in args.benches:
-        bench = load_benchmark(folder)
+    rules = {text: parse_rule(text) for text in args.rules.split(",")}
+    modes = args.modes.split(",")
+    out: dict[str, Any] = {"rules": {}, "learn": None}
+    samples = {}
+    for bench_dir in args.benches:
         started = time.perf_counter()
+        bench = load_benchmark(bench_dir)
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
-        built = time.perf_counter() - started
-        sources = {t.id: t.source for t in bench.tables}
-        one_db = len({q.db for q in bench.queries}) == 1 and len(set(sources.values())) == 1
-        print(f"# {bench.name}: {len(bench.tables)} tables, {len(bench.queries)} questions, build {built:.1f} s")
-        results[bench.name] = {}
         for mode in modes:
-            if mode == "pool" and one_db and "db" in modes:
-                continue  # one database: the pool is the database
             rows = question_rows(index, bench.queries, mode == "db")
-            if args.learn and mode == "db":
-                samples.append(candidate_features(bench.queries, rows, SetRule()))
-            for text, rule in rules:
-                metrics = evaluate(bench.queries, rows, sources, rule)
-                results[bench.name][f"{mode} {text}"] = metrics
-                _print(bench.name, mode, text, metrics)
+            if mode == "db":
+                samples[bench.name] = labelled(bench.queries, rows)
+            for text, rule in rules.items():
+                metrics = evaluate(bench.queries, rows, rule)
+                out["rules"].setdefault(text, {})[f"{bench.name} {mode}"] = metrics
+                print(_line(bench.name, mode, text, metrics), flush=True)
+        print(f"# {bench.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     if args.learn:
-        print("Evidence fitted:", learn(samples))
+        out["learn"] = learn(samples)
+        print(json.dumps(out["learn"], indent=1))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+        Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
 
 
-def _print(name: str, mode: str, text: str, metrics: dict) -> None:
-    for group in ("all", "1 table", "2 tables", "3 tables", "4+ tables"):
-        if group in metrics:
-            m = metrics[group]
-            print(
-                f"{name:<16} {mode:<4} {text:<28} {group:<9} n={m['n']:<5} set {m['Set']:6.2f} "
-                f"size {m['SetSize']:.2f}/{m['GoldSize']:.2f} prec {m['SetPrecision']:6.2f} "
-                f"R@1 {m['R@1']:6.2f} R@2 {m['R@2']:6.2f} C@5 {m['C@5']:6.2f} C@G+2 {m['C@G+2']:6.2f}",
-                flush=True,
-            )
+def _line(bench: str, mode: str, rule: str, metrics: dict) -> str:
+    row = metrics["all"]
+    groups = " ".join(
+        f"{g.split()[0]}t {metrics[g].get('Set', float('nan')):.1f}/{metrics[g].get('SetSize', float('nan')):.2f}"
+        for g in ("1 table", "2 tables", "3 tables", "4+ tables")
+        if g in metrics
+    )
+    if "Set" not in row:
+        return f"{bench:16s} {mode:4s} {rule:28s} R@2 {row['R@2']:.2f} C@5 {row['C@5']:.2f}"
+    return (
+        f"{bench:16s} {mode:4s} {rule:28s} Set {row['Set']:5.1f} size {row['SetSize']:.2f}/{row['GoldSize']:.2f} "
+        f"prec {row['SetPrecision']:5.1f} needed {row['NeededPrecision']:5.1f} ECE {row['ECE']:.3f} "
+        f"Cut {row['Cut']:5.1f} bridge {row['BridgeGold']:5.1f} R@2 {row['R@2']:.2f} C@5 {row['C@5']:.2f} | {groups}"
+    )
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -59,7 +59,12 @@ MAX_VIEW_ROWS = 10_000
 # where needed "min" and "max" (numbers: every number has both), "choices", "flag" (the CLI
 # spelling), "persist" (False: a per-machine or per-run setting, not written with the index)
 # and "update" (True: an insert may use another value than the build did).
-GROUPS = ("reading", "discovery", "generation", "views", "serialization", "store")
+GROUPS = ("reading", "discovery", "generation", "views", "serialization", "store", "answer")
+
+# The bars of the answer set's two tiers (benchmarks/README.md, "How the bars were chosen"): a table the question
+# needs at this confidence or more is *needed*; from the second bar up it *may be needed*.
+DEFAULT_NEEDED_CONFIDENCE = 0.5
+DEFAULT_MAYBE_CONFIDENCE = 0.12
 
 
 def option(default: Any, group: str, help: str, **meta: Any) -> Any:
@@ -118,6 +123,13 @@ class PearlConfig:
         hnsw_m: Neighbours per node of the HNSW graph (FAISS's ``M``).
         hnsw_ef_construction: Candidate list while inserting into the graph (``efConstruction``).
         hnsw_ef_search: Candidate list while searching the graph (``efSearch``; at least the units asked for).
+        column_vectors: Embed each column on its own (``table: column — description (values)``) and the words of
+            every name, so that a question's words, business words included, are matched to columns
+            (:mod:`~llama_index_pearl.corpus.columns`); ``False``: tables are matched by their units and names only.
+        needed_confidence: The answer set's *needed* tier: the tables the question needs with at least this
+            confidence (a probability, fitted on every dev set), joined by the fewest bridges
+            (:mod:`~llama_index_pearl.retrieval.table_sets`). Read by the index's retrievers.
+        maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``.
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -237,6 +249,29 @@ class PearlConfig:
         max=MAX_EF_SEARCH,
     )
 
+    column_vectors: bool = option(
+        True,
+        "answer",
+        "embed each column apart, and the words of the names, to match a question's words to columns",
+        off="no column vectors: a question's words reach tables through their units and names only",
+    )
+    needed_confidence: float = option(
+        DEFAULT_NEEDED_CONFIDENCE,
+        "answer",
+        f"confidence from which a table is needed by the question (default {DEFAULT_NEEDED_CONFIDENCE})",
+        min=0.01,
+        max=0.99,
+        update=True,
+    )
+    maybe_confidence: float = option(
+        DEFAULT_MAYBE_CONFIDENCE,
+        "answer",
+        f"confidence from which a table may be needed (default {DEFAULT_MAYBE_CONFIDENCE}; at most needed)",
+        min=0.01,
+        max=0.99,
+        update=True,
+    )
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "csv_options", CsvOptions.of(self.csv_options))
         if self.cache_dir is not None:
@@ -246,6 +281,11 @@ class PearlConfig:
         for declared in option_fields():
             if declared.name not in ("csv_options", "cache_dir"):
                 check_field(declared, getattr(self, declared.name))
+        if self.maybe_confidence > self.needed_confidence:
+            raise ValueError(
+                f"maybe_confidence ({self.maybe_confidence}) must be at most needed_confidence "
+                f"({self.needed_confidence})"
+            )
 
     @classmethod
     def with_overrides(cls, config: PearlConfig | None = None, **overrides: Any) -> PearlConfig:

@@ -262,7 +262,9 @@ class PearlTableIndex(IndexBuilds, IndexUpdates, IndexEngines):
             self._lexical = None  # the units changed: BM25 is built again from them
             self._join_graph = change.apply_to(self._tables, units, self._join_graph)
             sources = {t: self._tables[t].source for t in change.table_texts if t in self._tables}
-            self._catalog.change(change.removed_tables, change.removed_units, change.table_texts, change.units, sources)
+            self._catalog.change(
+                change.removed_tables, change.removed_units, change.table_texts, change.units, sources, change.columns
+            )
             self.report.recount(self._tables, units.values(), self._join_graph)
 
     def read_lock(self, timeout: float | None = None) -> AbstractContextManager[None]:

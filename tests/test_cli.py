@@ -61,7 +61,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
-    slot |= {"Set", "SetPrecision", "SetSize", "GoldSize"} if method == "pearl" else set()  # the set is PEARL's
+    slot |= {"Set", "SetPrecision", "SetSize", "GoldSize", "NeededPrecision", "ECE"} if method == "pearl" else set()
     assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0
@@ -183,7 +183,7 @@ def test_query_says_what_the_score_is_and_that_the_matched_question_was_generate
 def test_query_shows_the_set_first_and_only_the_joins_that_connect_it(built, capsys):
     assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert "The answer, 3 tables the question needs (confidence: how surely):" in out
+    assert "Needed: 3 tables the question needs (confidence: how surely)" in out
     joins = out.split("How they join (the fewest joins that connect them;")[1].splitlines()[1:]
     assert sorted(joins) == [
         "  music__concert.singer_id = music__singer.singer_id  [explicit]",
@@ -200,7 +200,7 @@ def test_query_of_one_table_among_unjoined_ones_says_no_join_connects_them(built
 def test_query_shows_the_other_candidates_after_the_set(built, capsys):
     assert main(["query", str(built), "Who keeps the zebra?", "-k", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.index("The answer, the table the question needs:") < out.index("Other candidates:")
+    assert out.index("Needed: the table the question needs (confidence: how surely)") < out.index("Other candidates:")
     assert "1. zoo__animal" in out.split("Other candidates:")[0]
 
 

@@ -87,3 +87,20 @@ def test_a_number_past_its_option_bound_is_refused_naming_it(declared):
     too_big = declared.metadata["max"] + (1 if str(declared.type).startswith("int") else 1.0)
     with pytest.raises(ValueError, match=rf"{declared.name} must be <= "):
         PearlConfig(**{declared.name: too_big})
+
+
+def test_the_second_bar_of_the_set_may_not_pass_the_first():
+    with pytest.raises(ValueError, match="maybe_confidence"):
+        PearlConfig(needed_confidence=0.3, maybe_confidence=0.4)
+
+
+def test_the_bars_of_the_set_are_probabilities():
+    with pytest.raises(ValueError, match="needed_confidence"):
+        PearlConfig(needed_confidence=1.5)
+
+
+def test_an_insert_may_change_the_bars_but_not_the_column_vectors():
+    config = PearlConfig()
+    assert config.for_update(needed_confidence=0.6).needed_confidence == 0.6
+    with pytest.raises(ValueError, match="column_vectors"):
+        config.for_update(column_vectors=False)

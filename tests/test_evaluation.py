@@ -58,3 +58,26 @@ def test_questions_of_four_or_more_tables_have_their_group_and_are_judged_within
     metrics = evaluate_rankings(queries, ranked, ks=(1, 2))
     assert metrics["4+ tables"]["n"] == 1 and metrics["4+ tables"]["C@G+2"] == 100.0  # d is 6th of |G| + 2 = 6
     assert metrics["1 table"]["C@G+2"] == 100.0 and ranking_depth(queries, (1, 2)) == 6
+
+
+def test_a_set_is_judged_complete_by_every_gold_table_and_its_needed_tier_by_precision():
+    from llama_index_pearl.evaluation.benchmark import evaluate_sets
+
+    queries = [BenchQuery("1", "q", ("a", "b"), 2), BenchQuery("2", "q", ("c",), 1)]
+    sets = [["a", "b", "x"], ["d"]]
+    needed = [["a", "x"], ["d"]]
+    metrics = evaluate_sets(queries, sets, needed)
+    assert metrics["all"]["Set"] == 50.0
+    assert metrics["2 tables"]["SetPrecision"] == pytest.approx(66.67)
+    assert metrics["all"]["NeededPrecision"] == 25.0
+    assert metrics["all"]["SetSize"] == 2.0
+
+
+def test_the_calibration_of_the_confidences_is_judged_by_group():
+    from llama_index_pearl.evaluation.benchmark import evaluate_sets
+
+    queries = [BenchQuery("1", "q", ("a",), 1), BenchQuery("2", "q", ("b", "c"), 2)]
+    confidences = [[("a", 0.95), ("z", 0.05)], [("b", 0.95), ("y", 0.95)]]
+    metrics = evaluate_sets(queries, [["a"], ["b", "y"]], confidences=confidences)
+    assert metrics["1 table"]["ECE"] == pytest.approx(0.05)
+    assert metrics["2 tables"]["ECE"] == pytest.approx(0.45)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -125,12 +126,7 @@ def test_a_lexical_index_of_other_units_is_reported_when_first_used(built):
     import numpy as np
 
     _, folder = built
-    with np.load(folder / "lexical.npz") as arrays:
-        kept = dict(arrays)
-    kept["n_docs"] = np.asarray(int(kept["n_docs"]) + 1)
-    with (folder / "lexical.npz").open("wb") as handle:
-        np.savez(handle, **kept)
-    reseal(folder)
+    _rewrite_npz(folder / "lexical.npz", lambda kept: kept.update(n_docs=np.asarray(int(kept["n_docs"]) + 1)))
     with pytest.raises(ValueError, match=r"lexical\.npz.*documents, the catalog lists"):
         load_and_read(folder)
 
@@ -426,3 +422,41 @@ def test_a_stored_join_that_would_fail_a_query_or_an_insert_is_refused_at_load_n
     reseal(folder)
     with pytest.raises(ValueError, match=rf"join_graph\.json.*{problem}"):
         _load(folder)
+
+
+def test_column_vectors_of_another_shape_are_reported_naming_the_file(built):
+    _, folder = built
+    _rewrite_npz(folder / "columns.npz", lambda kept: kept.update(vectors=kept["vectors"][:-1]))
+    with pytest.raises(ValueError, match=r"columns\.npz.*vectors holds"):
+        _load(folder)
+
+
+def test_column_vectors_that_are_not_finite_are_reported_naming_the_file(built):
+    import numpy as np
+
+    _, folder = built
+    _rewrite_npz(folder / "columns.npz", lambda kept: kept["word_vectors"].__setitem__((0, 0), np.nan))
+    with pytest.raises(ValueError, match=r"columns\.npz.*not finite"):
+        _load(folder)
+
+
+def test_a_catalog_naming_columns_without_their_vectors_is_reported(built):
+    _, folder = built
+    (folder / "columns.npz").unlink()
+    manifest = json.loads((folder / "pearl.json").read_text())
+    del manifest["files"]["columns.npz"]
+    (folder / "pearl.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"catalog\.json.*columns\.npz"):
+        _load(folder)
+
+
+def _rewrite_npz(path: Path, change: Callable[[dict], None]) -> None:
+    """Change the arrays of an ``.npz`` file in place, then reseal its folder's manifest."""
+    import numpy as np
+
+    with np.load(path) as arrays:
+        kept = {name: np.array(arrays[name]) for name in arrays.files}
+    change(kept)
+    with path.open("wb") as handle:
+        np.savez(handle, **kept)
+    reseal(path.parent)

@@ -244,3 +244,21 @@ def test_an_index_of_non_latin_names_persists_and_loads_where_the_default_encodi
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ascii((["顧客"], [["1", "山田"], ["2", "Zoë"]]))
+
+
+def test_column_vectors_survive_persist_and_load(built):
+    import numpy as np
+
+    index, folder = built
+    loaded = PearlTableIndex.load(folder, embed_model=index.embed_model)
+    before, after = index.catalog.columns, loaded.catalog.columns
+    assert after.table_ids == before.table_ids and after.columns == before.columns and after.words == before.words
+    assert np.array_equal(after.vectors, before.vectors) and np.array_equal(after.word_vectors, before.word_vectors)
+
+
+def test_an_index_without_column_vectors_writes_no_column_file_and_answers(music_tables, hashing_embedding, tmp_path):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding, column_vectors=False)
+    index.persist(tmp_path / "idx")
+    assert not (tmp_path / "idx" / "columns.npz").exists()
+    loaded = PearlTableIndex.load(tmp_path / "idx", embed_model=hashing_embedding)
+    assert loaded.as_retriever(similarity_top_k=2).retrieve("Which albums did each artist release?")

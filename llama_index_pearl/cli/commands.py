@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.vector_stores.types import MetadataFilters
 
@@ -35,7 +35,7 @@ from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
 from llama_index_pearl.retrieval.join_hints import hints_of_result
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
+from llama_index_pearl.retrieval.table_sets import SetRule
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
@@ -73,7 +73,7 @@ def _ranked(
     question: str,
     k: int,
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-    set_rule: SetRule | None = DEFAULT_SET_RULE,
+    set_rule: SetRule | Literal["index"] | None = "index",
     filters: MetadataFilters | None = None,
 ) -> str:
     retriever = index.as_retriever(

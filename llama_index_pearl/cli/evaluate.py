@@ -77,7 +77,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     slot_metrics = result.pop("slot_metrics", {})
     sets = result.pop("sets", None)
     if sets is not None:
-        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, sets), slot_metrics)
+        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, *sets), slot_metrics)
     ablation = result.pop("ablation", Ablation())
     result = {
         "bench": bench.name,
@@ -200,6 +200,17 @@ def _rank_with_index(
     results = _retrieve_by_database(bench.queries, retriever_of, per_database)
     rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in results]
     sets = [[n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("in_set")] for nodes in results]
+    needed = [
+        [n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("set_tier") == "needed"] for nodes in results
+    ]
+    confidences = [
+        [
+            (n.node.metadata["table_id"], n.node.metadata["set_confidence"])
+            for n in nodes
+            if n.node.metadata.get("set_confidence") is not None
+        ]
+        for nodes in results
+    ]
     batch_ms = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
     sample = bench.queries[:LATENCY_SAMPLE]
     retrievers = {q.db: retriever_of(q.db) for q in sample}
@@ -209,7 +220,7 @@ def _rank_with_index(
     )
     result = {
         "rankings": rankings,
-        "sets": sets if set_rule is not None else None,
+        "sets": (sets, needed, confidences) if set_rule is not None else None,
         "ablation": ablation,
         # slot R@k scores every unit of the index: the unified pool's measure only
         "slot_metrics": {} if per_database else _slot_metrics(index, bench.queries, ks, args.lexical_weight),

@@ -14,13 +14,13 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
+from llama_index_pearl.retrieval.table_sets import SetRule
 
 # how `pearl index`/`pearl eval` sample an LLM's questions (benchmarks/unit_texts.py samples the same way)
 GENERATION_SAMPLING: dict[str, Any] = {"temperature": 0.2, "max_tokens": 400}
@@ -93,9 +93,9 @@ def source_filters(sources: Iterable[str] | None) -> MetadataFilters | None:
     return MetadataFilters(filters=[MetadataFilter(key="source", value=value, operator=operator)])
 
 
-def set_rule_of(args: argparse.Namespace) -> SetRule | None:
+def set_rule_of(args: argparse.Namespace) -> SetRule | Literal["index"] | None:
     """The retriever's ``set_rule`` of the parsed retrieval options."""
-    return DEFAULT_SET_RULE if getattr(args, "table_set", True) else None
+    return "index" if getattr(args, "table_set", True) else None
 
 
 def add_config_options(parser: argparse.ArgumentParser, groups: tuple[str, ...] = GROUPS) -> None:

@@ -21,7 +21,7 @@ from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.joins.graph import Join, join_edges, joins_between
 from llama_index_pearl.retrieval.join_hints import JoinHint
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetReason
+from llama_index_pearl.retrieval.table_sets import SetReason, SetTier
 
 __all__ = [
     "connecting_hints",
@@ -196,11 +196,13 @@ def format_ranked(
             lines.append("No known join connects these tables.")
         return "\n".join(lines)
     members = {hit.node.metadata["table_id"] for hit in chosen}
-    if len(chosen) == 1:
-        lines.append("The answer, the table the question needs:")
-    else:
-        lines.append(f"The answer, {len(chosen)} tables the question needs (confidence: how surely):")
-    _table_lines(lines, chosen, 1, width, first_seen)
+    needed = [hit for hit in chosen if hit.node.metadata.get("set_tier") != SetTier.MAYBE.value]
+    maybe = [hit for hit in chosen if hit.node.metadata.get("set_tier") == SetTier.MAYBE.value]
+    lines.append(_tier_heading("Needed", needed, "the question needs"))
+    _table_lines(lines, needed, 1, width, first_seen)
+    if maybe:
+        lines.append(_tier_heading("May be needed", maybe, "the question may need"))
+        _table_lines(lines, maybe, len(needed) + 1, width, first_seen)
     kept = connecting_hints([h for h in hints if set(h.tables) <= members])
     if kept:
         lines.append(f"How they join ({JOINS_LEGEND}):")
@@ -216,6 +218,12 @@ def format_ranked(
     return "\n".join(lines)
 
 
+def _tier_heading(name: str, hits: Sequence[NodeWithScore], needs: str) -> str:
+    if len(hits) == 1:
+        return f"{name}: the table {needs} (confidence: how surely)"
+    return f"{name}: {len(hits)} tables {needs} (confidence: how surely)"
+
+
 def _table_lines(
     lines: list[str], hits: Sequence[NodeWithScore], first: int, width: int, first_seen: dict[str, str]
 ) -> None:
@@ -223,7 +231,7 @@ def _table_lines(
     for rank, hit in enumerate(hits, start=first):
         table_id = hit.node.metadata["table_id"]
         confidence = hit.node.metadata.get("set_confidence")
-        sure = f"  confidence {confidence:.2f}" if confidence is not None and len(hits) > 1 else ""
+        sure = f"  confidence {confidence:.2f}" if confidence is not None else ""
         lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}{sure}")
         reason = hit.node.metadata.get("set_reason")
         if reason == SetReason.BRIDGE.value:

@@ -27,6 +27,7 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.augment import AugmentedCorpus, plan_requests
 from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.embedding import build_vector_index
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.units import count_kinds
@@ -226,8 +227,10 @@ def build_corpus(
                 show_progress=show_progress,
                 approximate=ApproximateSearch.of(config),
             )
+        with stage(report.seconds, "columns"):
+            columns = ColumnIndex.build(loaded, model) if config.column_vectors else None
         with stage(report.seconds, "tables"):
-            catalog = Catalog.of(loaded, units, serializer, config.table_text_chars)
+            catalog = Catalog.of(loaded, units, serializer, config.table_text_chars, columns)
     report.n_tables = len(loaded)
     report.n_units = len(units)
     report.units_by_kind = count_kinds(units)

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 from llama_index.core.schema import BaseNode
 
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.units import KIND, QUESTION, TABLE_IDS, unit_meta
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
@@ -46,14 +48,24 @@ class Catalog:
         units: Unit id -> what a retrieval reads of it, in the order of the index's units.
         sources: Table id -> its source (``Table.source``, the provenance a scope reads); a table missing here
             has none.
+        columns: Each column's vector and the words of the names (:mod:`~llama_index_pearl.corpus.columns`);
+            empty for an index persisted before they existed.
     """
 
     texts: dict[str, str] = field(default_factory=dict)
     units: dict[str, UnitInfo] = field(default_factory=dict)
     sources: dict[str, str | None] = field(default_factory=dict)
+    columns: ColumnIndex = field(default_factory=ColumnIndex)
 
     @classmethod
-    def of(cls, tables: Iterable[Table], units: Iterable[BaseNode], serializer: Serializer, max_chars: int) -> Catalog:
+    def of(
+        cls,
+        tables: Iterable[Table],
+        units: Iterable[BaseNode],
+        serializer: Serializer,
+        max_chars: int,
+        columns: ColumnIndex | None = None,
+    ) -> Catalog:
         """The catalog of tables and units: every table's text rendered, every unit's info read.
 
         Args:
@@ -61,12 +73,14 @@ class Catalog:
             units: The units, in the index's order.
             serializer: The index's serializer (rows per view, titles).
             max_chars: ``PearlConfig.table_text_chars``.
+            columns: The tables' column vectors (``None``: none).
         """
         tables = list(tables)
         return cls(
             {t.id: serializer.table_text(t, max_chars) for t in tables},
             {u.node_id: UnitInfo.of(u) for u in units},
             {t.id: t.source for t in tables if t.source is not None},
+            columns if columns is not None else ColumnIndex(),
         )
 
     def change(
@@ -76,8 +90,11 @@ class Catalog:
         texts: Mapping[str, str],
         units: Iterable[BaseNode],
         sources: Mapping[str, str | None] | None = None,
+        columns: ColumnIndex | None = None,
     ) -> None:
         """Apply an update: drop removed tables and units, add the new ones (in place)."""
+        removed_tables = list(removed_tables)
+        self.columns = self.columns.changed(removed_tables, columns)
         for table_id in removed_tables:
             self.texts.pop(table_id, None)
             self.sources.pop(table_id, None)
@@ -91,12 +108,18 @@ class Catalog:
         """JSON of the catalog, one list per field (few containers to read back: a load allocates little).
 
         ``{"texts": {table id: text}, "sources": {table id: source}, "units": {"ids", "kinds", "questions", "tables",
-        "table_counts"}}``: ``tables`` holds every unit's tables as numbers in ``texts``' order, ``table_counts``
-        how many each; ``sources`` only the tables that have one.
+        "table_counts"}, "columns": {"tables", "columns", "words"}}``: ``tables`` holds every unit's tables as
+        numbers in ``texts``' order, ``table_counts`` how many each; ``sources`` only the tables that have one;
+        ``columns`` names what each column vector and word vector stands for (the vectors are ``columns.npz``'s).
         """
         number = {table_id: i for i, table_id in enumerate(self.texts)}
         infos = self.units.values()
         return {
+            "columns": {
+                "tables": [number[t] for t in self.columns.table_ids],
+                "columns": self.columns.columns,
+                "words": self.columns.words,
+            },
             "texts": self.texts,
             "sources": {t: s for t, s in self.sources.items() if s is not None},
             "units": {
@@ -131,4 +154,27 @@ class Catalog:
                 raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
             units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
             start += count
-        return cls(dict(texts), units, dict(sources))
+        return cls(dict(texts), units, dict(sources), _column_names(data.get("columns"), names))
+
+
+def _column_names(data: Any, tables: list[str]) -> ColumnIndex:
+    """The names of :meth:`Catalog.to_dict`'s ``columns``, without vectors (``columns.npz`` holds them)."""
+    if data is None:
+        return ColumnIndex()
+    numbers, columns, words = data["tables"], data["columns"], data["words"]
+    if not isinstance(numbers, list) or not isinstance(columns, list) or not isinstance(words, list):
+        raise ValueError("columns must hold the lists tables, columns and words")
+    if len(numbers) != len(columns):
+        raise ValueError(f"columns names {len(columns)} columns of {len(numbers)} tables")
+    if not all(isinstance(i, int) and 0 <= i < len(tables) for i in numbers):
+        raise ValueError(f"columns name tables the catalog does not list ({len(tables)})")
+    if not all(isinstance(x, str) for x in (*columns, *words)):
+        raise ValueError("columns and words must be texts")
+    # vectors of no dimension until columns.npz's are read (storage.catalog_files.read_columns)
+    return ColumnIndex(
+        [tables[i] for i in numbers],
+        columns,
+        np.zeros((len(columns), 0), dtype=np.float32),
+        words,
+        np.zeros((len(words), 0), dtype=np.float32),
+    )

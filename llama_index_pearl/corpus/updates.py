@@ -34,6 +34,8 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import AugmentedCorpus
+from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.embedding import embedded
 from llama_index_pearl.corpus.state import IndexContents, IndexState
 from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
@@ -68,6 +70,9 @@ class UpdatableIndex(IndexState, Protocol):
 
     @property
     def generator(self) -> QueryGenerator | None: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
 
     def apply_change(self, change: IndexChange) -> None: ...
 
@@ -144,6 +149,7 @@ class IndexChange:
         join_graph: The join graph afterwards (``None``: unchanged).
         report: What the update did and cost.
         table_texts: The added tables' texts for an LLM (rendered while planning, outside the index's lock).
+        columns: The added tables' column vectors (embedded while planning; ``None``: none).
     """
 
     tables: list[Table] = field(default_factory=list)
@@ -153,6 +159,7 @@ class IndexChange:
     join_graph: nx.Graph | None = None
     report: UpdateReport = field(default_factory=UpdateReport)
     table_texts: dict[str, str] = field(default_factory=dict)
+    columns: ColumnIndex | None = None
 
     def apply_to(
         self, tables: MutableMapping[str, Table], units: dict[str, TextNode], join_graph: nx.Graph
@@ -297,6 +304,7 @@ def _after_deletes(deletes: Sequence[IndexChange], insert: IndexChange, graph: n
         join_graph=insert.join_graph if insert.join_graph is not None else graph,
         report=report,
         table_texts=insert.table_texts,
+        columns=insert.columns,
     )
 
 
@@ -333,6 +341,9 @@ def plan_insert(
     scope = scope if scope is not None else InsertScope.of(index)
     change = IndexChange(tables=list(loaded))
     change.table_texts = {t.id: index.serializer.table_text(t, config.table_text_chars) for t in loaded}
+    if config.column_vectors:
+        with stage(change.report.seconds, "columns"):
+            change.columns = ColumnIndex.build(loaded, index.embed_model, index.catalog.columns.words)
     build = CorpusBuild(
         loaded, index.embed_model, index.generator, index.serializer, config, change.report, show_progress, scope
     )

@@ -111,6 +111,7 @@ def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bo
         # the unified pool prefixes ids with the database; the table's own name reads better
         table.name = info.get("table") or table.id
         table.source = str(info["db"]) if provenance and info.get("db") else None
+        table.column_descriptions = _column_descriptions(info, table.columns)
         if titles:
             parts = [info.get("page_title"), info.get("section_title")]
             table.title = " - ".join(p for p in parts if p) or None
@@ -127,6 +128,17 @@ def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bo
         for q in _read_jsonl(folder / "queries.jsonl")
     ]
     return Benchmark(folder.name, tables, queries)
+
+
+def _column_descriptions(info: dict[str, Any], columns: list[str]) -> dict[str, str]:
+    """``column_descriptions`` of a table's metadata: a list beside ``columns``, or an object by column name."""
+    given = info.get("column_descriptions")
+    if isinstance(given, list):
+        named = info.get("columns", columns)
+        given = dict(zip(named, given))
+    if not isinstance(given, dict):
+        return {}
+    return {str(c): str(d) for c, d in given.items() if c in columns and isinstance(d, str) and d.strip()}
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -224,29 +236,71 @@ def evaluate_rankings(
     return group_means(queries, scores)
 
 
-def evaluate_sets(queries: Sequence[BenchQuery], sets: Sequence[Sequence[str]]) -> dict[str, dict[str, float]]:
+def evaluate_sets(
+    queries: Sequence[BenchQuery],
+    sets: Sequence[Sequence[str]],
+    needed: Sequence[Sequence[str]] | None = None,
+    confidences: Sequence[Sequence[tuple[str, float]]] | None = None,
+) -> dict[str, dict[str, float]]:
     """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetPrecision`` =
     the share of a set's tables that are gold (percent, averaged over questions), ``SetSize`` and ``GoldSize`` =
-    mean tables in the set and in the gold (plain means, not percent).
+    mean tables in the set and in the gold (plain means, not percent); with ``needed``, ``NeededPrecision`` = the
+    share of the needed tier's tables that are gold (percent); with ``confidences``, ``ECE`` = the expected
+    calibration error of the confidences against gold membership (:func:`calibration_error`, a plain number).
 
     Args:
         queries: The questions.
         sets: Each question's set (the tables a retriever marks ``in_set``), in the same order.
+        needed: Each question's needed tier (``set_tier == "needed"``).
+        confidences: Each question's ``(table, set_confidence)`` of every returned table that has one.
     """
-    rows = [
-        {
+    rows = []
+    for i, (q, chosen) in enumerate(zip(queries, sets)):
+        gold = set(q.gold_tables)
+        row = {
             "Set": complete_at_k(q.gold_tables, list(chosen), len(chosen)),
-            "SetPrecision": len(set(q.gold_tables) & set(chosen)) / len(set(chosen)) if chosen else 0.0,
+            "SetPrecision": len(gold & set(chosen)) / len(set(chosen)) if chosen else 0.0,
             "SetSize": len(chosen),
-            "GoldSize": len(set(q.gold_tables)),
+            "GoldSize": len(gold),
         }
-        for q, chosen in zip(queries, sets)
-    ]
+        if needed is not None:
+            tier = set(needed[i])
+            row["NeededPrecision"] = len(gold & tier) / len(tier) if tier else 0.0
+        rows.append(row)
     metrics = group_means(queries, rows)
     for row in metrics.values():  # group_means gives percents; sizes are means
         row["SetSize"] = round(row["SetSize"] / 100.0, 2)
         row["GoldSize"] = round(row["GoldSize"] / 100.0, 2)
+    if confidences is not None:
+        pairs: dict[str, list[tuple[float, bool]]] = {}
+        for q, given in zip(queries, confidences):
+            for group in _groups(q.n_tables):
+                pairs.setdefault(group, []).extend((c, t in q.gold_tables) for t, c in given)
+        for group, row in metrics.items():
+            row["ECE"] = round(calibration_error(pairs.get(group, [])), 4)
     return metrics
+
+
+def calibration_error(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> float:
+    """Expected calibration error: the mean gap between confidence and how often it came true, over ``bins``
+    equal-width bins of confidence, each weighted by its share of the pairs (0 without pairs).
+
+    >>> round(calibration_error([(0.9, True), (0.9, False), (0.1, False)]), 3)
+    0.3
+
+    Args:
+        pairs: ``(confidence, came true)`` pairs.
+        bins: Bins over [0, 1].
+    """
+    if not pairs:
+        return 0.0
+    totals = [[0, 0.0, 0] for _ in range(bins)]
+    for confidence, true in pairs:
+        bucket = totals[min(int(confidence * bins), bins - 1)]
+        bucket[0] += 1
+        bucket[1] += confidence
+        bucket[2] += int(true)
+    return sum(abs(c - t) for n, c, t in totals if n) / len(pairs)
 
 
 ANCHOR_METRICS = ("R@", "C@")  # what pearl eval --anchor sets beside: R@k, C@k and C@G+2

@@ -13,20 +13,32 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 from llama_index.core.schema import NodeWithScore
 
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.units import UnitKind
+from llama_index_pearl.retrieval.evidence import (
+    MAX_DISTANCE,
+    Candidate,
+    Confidence,
+    content_words,
+    features,
+    word_shares,
+    word_weights,
+)
 from llama_index_pearl.retrieval.lexical import text_tokens
 from llama_index_pearl.retrieval.pooling import PooledTable
 from llama_index_pearl.retrieval.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.scope import Scope
 from llama_index_pearl.retrieval.search import Ranked, Request, SearchSpace, TableSearch
-from llama_index_pearl.retrieval.table_sets import TableSet, choose_table_set, set_first, word_weights
+from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, set_first
 from llama_index_pearl.text.serialization import table_name_in_text
 
-__all__ = ["QuestionWords", "SetAnswer"]
+__all__ = ["QuestionEvidence", "QuestionWords", "SetAnswer"]
 
 _WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
 
@@ -57,7 +69,7 @@ class QuestionWords:
 
         A word is held by a table when its whole-table unit (``original``, ``schema``) holds the token; a word that
         names tables (their name holds it) is held by those tables only, not by the tables whose key columns name
-        them (`concert.stadium_id`). Weights: :func:`~llama_index_pearl.retrieval.table_sets.word_weights`.
+        them (`concert.stadium_id`). Weights: :func:`~llama_index_pearl.retrieval.evidence.word_weights`.
 
         Args:
             question: The question.
@@ -95,23 +107,49 @@ class QuestionWords:
             return self._names
 
 
+@dataclass(frozen=True)
+class QuestionEvidence:
+    """What a question's candidates show (:func:`~llama_index_pearl.retrieval.evidence.features`).
+
+    Args:
+        tables: The candidates, best score first.
+        features: Their feature matrix, a row each.
+        seed: The set's first table.
+        graph: The join graph in reach.
+        columns: Whether column evidence is in the features (the index has column vectors).
+    """
+
+    tables: list[str]
+    features: np.ndarray
+    seed: str
+    graph: nx.Graph
+    columns: bool
+
+
 class SetAnswer:
     """The answer step of one revision: each question's set first, then the rest of its ranking, as result nodes.
 
     Args:
-        search: The revision's search (it scores the set's tables that a ranking lacks).
+        search: The revision's search (it scores the set's tables that a ranking lacks, and tables' own units).
         words: The question's words each table holds.
         nodes: The result nodes of the revision (texts, join hints, the join graph).
         sources: Table -> its source (provenance).
+        columns: The column vectors of the revision's tables.
     """
 
     def __init__(
-        self, search: TableSearch, words: QuestionWords, nodes: ResultNodes, sources: Mapping[str, str | None]
+        self,
+        search: TableSearch,
+        words: QuestionWords,
+        nodes: ResultNodes,
+        sources: Mapping[str, str | None],
+        columns: ColumnIndex | None = None,
     ) -> None:
         self.search = search
         self.words = words
         self.nodes = nodes
         self.sources = sources
+        self.columns = columns if columns is not None else ColumnIndex()
 
     def result(self, ranked: Ranked, request: Request, hints_in_text: bool) -> list[NodeWithScore]:
         """The result nodes of a question (:class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`).
@@ -137,13 +175,10 @@ class SetAnswer:
                 (within ``request.scope``).
             request: What the retriever asks.
         """
-        k, rule, scope, pooled = request.k, request.rule, request.scope, ranked.tables
+        k, rule, pooled = request.k, request.rule, ranked.tables
         if rule is None or not pooled:
             return list(pooled[:k]), TableSet((), {})
-        words, weights = self.words.of(ranked.question.text, scope)
-        graph = scope.graph if scope is not None else self.nodes.graph
-        pairs = [(t.table_id, t.score) for t in pooled]
-        table_set = choose_table_set(pairs, words, weights, graph, rule, self.sources)
+        table_set = self.table_set(ranked, rule, request.scope)
         known = {t.table_id: t for t in pooled}
         missing = [t for t in table_set.tables if t not in known]
         if missing:
@@ -156,9 +191,95 @@ class SetAnswer:
         order = set_first((t.table_id for t in pooled), table_set)
         return [known[t] for t in order[:count]], table_set
 
+    def table_set(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> TableSet:
+        """The set of a question: each candidate's confidence from its evidence, the set read off them.
+
+        Args:
+            ranked: The question's ranking.
+            rule: How the set is chosen.
+            scope: The tables in reach (``None``: every table).
+        """
+        evidence = self.evidence(ranked, rule, scope)
+        model = rule.confidence if evidence.columns else Confidence.without_columns()
+        confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
+        pairs = [(t.table_id, t.score) for t in ranked.tables]
+        return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+
+    def evidence(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> QuestionEvidence:
+        """The evidence of a question's candidates (what :meth:`table_set` reads; ``benchmarks/table_sets.py`` fits
+        the confidence on it).
+
+        Args:
+            ranked: The question's ranking.
+            rule: How the set is chosen (its depth and the seed's coverage).
+            scope: The tables in reach (``None``: every table).
+        """
+        words, weights = self.words.of(ranked.question.text, scope)
+        graph = scope.graph if scope is not None else self.nodes.graph
+        candidates = self.candidates(ranked, rule.depth)
+        shares = word_shares(candidates, words, weights)
+        seed = max(range(len(candidates)), key=lambda i: (candidates[i].score + rule.coverage * shares[i], -i))
+        seed_id = candidates[seed].table_id
+        distances = _distances(graph, seed_id, {c.table_id for c in candidates})
+        degrees = {c.table_id: graph.degree(c.table_id) for c in candidates if c.table_id in graph}
+        reach = len(scope.tables) if scope is not None else len(self.search.space.table_ids)
+        return QuestionEvidence(
+            tables=[c.table_id for c in candidates],
+            features=features(candidates, shares, distances, degrees, reach, len(content_words(ranked.question.text))),
+            seed=seed_id,
+            graph=graph,
+            columns=candidates[0].column is not None,
+        )
+
+    def candidates(self, ranked: Ranked, depth: int) -> list[Candidate]:
+        """The evidence of the ranking's first ``depth`` tables: scores, own units, columns, the words' columns."""
+        first = ranked.tables[:depth]
+        ids = [t.table_id for t in first]
+        own = self.search.own_scores(ranked, ids)
+        units = self.search.space.units
+        column = word_columns = None
+        if len(self.columns.vectors) and self.columns.dimension:
+            question = ranked.question
+            column = self.columns.best_columns(ids, np.asarray([question.embedding], dtype=np.float32))[0]
+            if question.word_vectors is not None and len(question.word_vectors):
+                word_columns = self.columns.best_columns(ids, question.word_vectors)
+        out = []
+        for i, table in enumerate(first):
+            info = units.get(table.unit_id)
+            out.append(
+                Candidate(
+                    table.table_id,
+                    table.score,
+                    own.get(table.table_id) if own is not None else table.score,
+                    len(info.table_ids) if info is not None and info.table_ids else 1,
+                    float(column[i]) if column is not None else None,
+                    tuple(word_columns[:, i].tolist()) if word_columns is not None else (),
+                )
+            )
+        return out
+
     def _scored(self, ranked: Ranked, missing: Sequence[str]) -> list[PooledTable]:
         extra = self.search.score(ranked, missing)
         if extra is not None:
             return extra
         last = ranked.tables[-1]
         return [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
+
+
+def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:
+    """Joins from the seed to each wanted table, breadth first, until all are reached (a lake's hubs join
+    thousands of tables: the walk stops at the wanted tables, at most ``MAX_DISTANCE`` joins out)."""
+    if seed not in graph:
+        return {}
+    seen = {seed: 0}
+    frontier = [seed]
+    left = wanted - {seed}
+    for depth in range(1, MAX_DISTANCE + 1):
+        if not left or not frontier:
+            break
+        reached = [n for table in frontier for n in graph.neighbors(table) if n not in seen]
+        frontier = list(dict.fromkeys(reached))
+        for table in frontier:
+            seen[table] = depth
+        left.difference_update(frontier)
+    return {t: d for t, d in seen.items() if t in wanted}

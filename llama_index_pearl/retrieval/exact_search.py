@@ -81,6 +81,23 @@ class ExactSearch:
             out.append(PooledTable(table_id, float(scores[best]), unit, float(cosines[best])))
         return out
 
+    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None]:
+        """Each table's best unit among those that stand for it alone, scored as the ranking scored its units."""
+        assert ranked.vector is not None
+        space, query, boost = self.space, ranked.vector, ranked.boost
+        memberships = space.memberships
+        counts = np.diff(memberships.unit_ptr)
+        out: dict[str, float | None] = {}
+        for table_id in table_ids:
+            units = memberships.units_of(space.table_number[table_id])
+            units = units[counts[units] == 1]
+            if not len(units):
+                out[table_id] = None
+                continue
+            scores = np.asarray(self.view.scores(query, units), dtype=np.float64)
+            out[table_id] = float((scores + (boost[units] if boost is not None else 0.0)).max())
+        return out
+
     def search_many(
         self, queries: np.ndarray, k: int, fetch: int, boosts: Sequence[np.ndarray | None] | None = None
     ) -> list[list[PooledTable]]:

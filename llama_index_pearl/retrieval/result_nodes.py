@@ -80,7 +80,8 @@ class ResultNodes:
             ranked: The retrieved tables, the set's first.
             units: What each matched unit is.
             include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
-            table_set: The set (``in_set``, ``set_reason`` and ``set_confidence`` of each node); ``None``: no set.
+            table_set: The set (``in_set``, ``set_tier``, ``set_reason`` and ``set_confidence`` of each node);
+                ``None``: no set.
         """
         hints = self._join_hints(tuple(table.table_id for table in ranked))
         chosen = table_set if table_set is not None else TableSet((), {})
@@ -138,6 +139,7 @@ class ResultNodes:
             "matched_question": unit.question,
             "cosine": hit.cosine,
             "in_set": reason is not None,
+            "set_tier": table_set.tiers[hit.table_id].value if hit.table_id in table_set.tiers else None,
             "set_reason": reason.value if reason is not None else None,
             "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
             "set_size": table_set.size,

@@ -29,9 +29,10 @@ import asyncio
 from collections.abc import Generator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import llama_index.core.instrumentation as instrument
+import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
@@ -39,11 +40,12 @@ from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import UnitHit
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
-from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
+from llama_index_pearl.retrieval.table_sets import SetRule
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever", "unit_query_vector"]
@@ -63,7 +65,14 @@ class _Embed:
     strings: tuple[str, ...]
 
 
-Step = _Read | _Embed | Fetch | Work
+@dataclass(frozen=True)
+class _EmbedWords:
+    """Embed each of these words apart, in one encoder call (the question's content words the index lacks)."""
+
+    words: tuple[str, ...]
+
+
+Step = _Read | _Embed | _EmbedWords | Fetch | Work
 Body = Generator[Step, Any, list[list[NodeWithScore]]]
 
 
@@ -82,7 +91,8 @@ class PearlRetriever(BaseRetriever):
             question's best lexical match (:mod:`llama_index_pearl.retrieval.lexical`); ``0``
             ranks by the encoder alone, as in the paper.
         set_rule: How the connected set of tables is chosen (:mod:`llama_index_pearl.retrieval.table_sets`);
-            ``None`` returns the pooled ranking as it is.
+            ``"index"`` (default): the index's, its bars from ``PearlConfig.needed_confidence`` and
+            ``maybe_confidence``; ``None`` returns the pooled ranking as it is.
         set_margin: Return the whole set and this many other tables (at most ``similarity_top_k`` unless the set
             is larger: what a SQL writer needs); ``None``: ``similarity_top_k`` tables, the set first (a larger
             set is cut there, its least sure members left out; ``set_size`` says how large it was).
@@ -116,7 +126,7 @@ class PearlRetriever(BaseRetriever):
         fetch_k: int | None = None,
         include_join_hints_in_text: bool = False,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        set_rule: SetRule | None = DEFAULT_SET_RULE,
+        set_rule: SetRule | Literal["index"] | None = "index",
         set_margin: int | None = None,
         filters: MetadataFilters | None = None,
         callback_manager: CallbackManager | None = None,
@@ -128,6 +138,8 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
         if set_margin is not None and not (_positive_int(set_margin) or set_margin == 0):
             raise ValueError(f"set_margin must be an integer >= 0 or None, got {set_margin!r}")
+        if set_rule is not None and set_rule != "index" and not isinstance(set_rule, SetRule):
+            raise ValueError(f"set_rule must be a SetRule, 'index' or None, got {set_rule!r}")
         if filters is not None and not isinstance(filters, MetadataFilters):
             raise ValueError(f"filters must be LlamaIndex's MetadataFilters, got {type(filters).__name__}")
         self._index = index
@@ -171,10 +183,33 @@ class PearlRetriever(BaseRetriever):
                     embedding = yield _Embed(strings)
                     state.query_cache.put(strings, embedding)
             questions.append(Question(bundle.query_str, embedding))
+        if self._set_rule is not None and len(state.columns.vectors):
+            questions = yield from self._with_words(state, questions)
         request = yield Work(lambda: self._request(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
         return (yield Work(lambda: [state.answer.result(ranked, request, hints) for ranked in rankings]))
+
+    @staticmethod
+    def _with_words(state: RetrievalState, questions: list[Question]) -> Generator[Step, Any, list[Question]]:
+        """The questions with the vectors of their content words: the index's own, else embedded once, together."""
+        asked = [content_words(q.text) for q in questions]
+        known: dict[str, list[float]] = {}
+        unknown: list[str] = []
+        for words in asked:
+            have, lack = state.word_vectors(words)
+            known.update(have)
+            unknown.extend(w for w in lack if w not in unknown)
+        if unknown:
+            vectors = yield _EmbedWords(tuple(unknown))
+            for word, vector in zip(unknown, normalise(vectors)):
+                state.word_cache.put((word,), vector)
+                known[word] = vector
+        dimension = len(questions[0].embedding) if questions else 0
+        matrices = [
+            np.asarray([known[w] for w in words], dtype=np.float32).reshape(len(words), dimension) for words in asked
+        ]
+        return [Question(q.text, q.embedding, m) for q, m in zip(questions, matrices)]
 
     def _request(self, state: RetrievalState) -> Request:
         """What this retriever asks of a revision now (its scope read there)."""
@@ -182,7 +217,7 @@ class PearlRetriever(BaseRetriever):
             k=self._similarity_top_k,
             fetch_k=self._fetch_k,
             lexical_weight=self._lexical_weight,
-            rule=self._set_rule,
+            rule=state.set_rule if self._set_rule == "index" else self._set_rule,
             margin=self._set_margin,
             scope=state.scope(self._filters),
         )
@@ -224,6 +259,8 @@ class PearlRetriever(BaseRetriever):
             return self._index.retrieval_state()
         if isinstance(step, _Embed):
             return self._embed(step.strings)
+        if isinstance(step, _EmbedWords):
+            return self._index.embed_model.get_text_embedding_batch(list(step.words))
         if isinstance(step, Fetch):
             return [self._hit(n) for n in self._unit_retriever(step.n).retrieve(step.query)]
         return step.run()
@@ -234,6 +271,8 @@ class PearlRetriever(BaseRetriever):
             return self._index.retrieval_state()
         if isinstance(step, _Embed):
             return await self._aembed(step.strings)
+        if isinstance(step, _EmbedWords):
+            return await self._index.embed_model.aget_text_embedding_batch(list(step.words))
         if isinstance(step, Fetch):
             return [self._hit(n) for n in await self._unit_retriever(step.n).aretrieve(step.query)]
         return await asyncio.to_thread(step.run)

@@ -90,10 +90,13 @@ class Question:
     Args:
         text: The question (what BM25 reads).
         embedding: Its unit-length query vector.
+        word_vectors: The unit-length vector of each of its content words
+            (:func:`~llama_index_pearl.retrieval.evidence.content_words`; ``None``: not embedded).
     """
 
     text: str
     embedding: list[float]
+    word_vectors: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,11 @@ class TableSearch(Protocol):
 
     def score(self, ranked: Ranked, table_ids: Sequence[str]) -> list[PooledTable] | None:
         """The pooled records of tables outside ``ranked`` (their own best units); ``None``: this search cannot."""
+        ...
+
+    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None] | None:
+        """Each table's best score among the units that stand for it alone (``None`` for a table with none);
+        ``None``: this search cannot tell."""
         ...
 
 

@@ -21,6 +21,7 @@ from typing import Protocol
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import BasePydanticVectorStore, MetadataFilters
 
+from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
@@ -33,8 +34,11 @@ from llama_index_pearl.retrieval.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.scope import Scope, Scopes
 from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.store_search import StoreSearch
+from llama_index_pearl.retrieval.table_sets import SetRule
 
-__all__ = ["SEARCHES", "RetrievableIndex", "RetrievalState"]
+__all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState"]
+
+WORD_CACHE_SIZE = 4096  # a question's content words not in the index's names, embedded once each
 
 # each kind of search says whether it serves a store; the first that does searches it (the last serves any store)
 SEARCHES: tuple[SearchKind, ...] = (ExactSearch.of, GroupedSearch.of, StoreSearch.of)
@@ -51,6 +55,9 @@ class RetrievableIndex(IndexState, Protocol):
 
     @property
     def catalog(self) -> Catalog: ...
+
+    @property
+    def config(self) -> PearlConfig: ...
 
     def unit(self, unit_id: str) -> TextNode | None: ...
 
@@ -92,8 +99,11 @@ class RetrievalState:
         self.nodes = ResultNodes(index.join_graph, index.table_text, self.sources)
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, index.table_text)
-        self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources)
+        self.columns = catalog.columns
+        self.set_rule = SetRule.of(index.config)
+        self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
+        self.word_cache = previous.word_cache if previous is not None else QueryEmbeddingCache(WORD_CACHE_SIZE)
 
     @property
     def unit_ids(self) -> list[str]:
@@ -108,6 +118,22 @@ class RetrievalState:
     def lexical_scorer(self) -> LexicalScorer:
         """BM25 over the units' lexical texts, in unit-number order; read or built on first use of this state."""
         return self.space.lexical()
+
+    def word_vectors(self, words: Sequence[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """The vectors of words known here (the index's names, the words embedded before), and the others.
+
+        Args:
+            words: A question's content words.
+        """
+        known, unknown = {}, []
+        for word in words:
+            vector = self.columns.word_vector(word)
+            cached = vector.tolist() if vector is not None else self.word_cache.get((word,))
+            if cached is None:
+                unknown.append(word)
+            else:
+                known[word] = cached
+        return known, unknown
 
     def scope(self, filters: MetadataFilters | None) -> Scope | None:
         """The tables, units and joins ``filters`` keep (``None``: every table); computed once per filters.

@@ -69,6 +69,10 @@ class StoreSearch:
         """``None``: a store is not asked for the cosines of given units."""
         return None
 
+    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> None:
+        """``None``: a store is not asked for the cosines of given units."""
+        return None
+
     def _tables(self, question: Question, request: Request) -> SearchSteps:
         lexical = yield from self._lexical(question, request)
         return (yield from self._pooled(question, lexical, request))

@@ -1,30 +1,29 @@
-"""The answer as a set of tables that join: every table the question needs, complete first, small second.
+"""The answer as a set of tables that join, in two tiers: what the question needs, and what it may need.
 
-A question that needs five tables needs all five, joined; a question about one table needs that table first and
-little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.pooling`) the set grows greedily,
-one table at a time, each by how surely the question needs it:
+A question that needs five tables needs all five, joined; a question about one table needs that table and
+little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.pooling`) each of the first
+``depth`` tables gets a **confidence**, the probability that the question needs it
+(:mod:`~llama_index_pearl.retrieval.evidence`), and the set is read off those probabilities:
 
-1. **Candidates**: the ranking's first ``depth`` tables. Each holds some of the question's words (its name,
-   headers and values, as BM25 reads its ``original`` unit; a word naming a table is that table's), a word
-   weighted by how few tables hold it.
-2. **Seed**: the candidate with the best score plus ``coverage`` times the share of the question's words it holds.
-3. **Confidence** of each other candidate, given the set so far (:class:`Evidence`): a logistic model of four
-   kinds of evidence: how far its score lies below the best one, the share of the question's word weight it
-   brings that no member holds, how many joins separate it from the set, and how many tables it joins (the
-   centre of a database, an order or a person, is in most of its questions). The weights are a logistic
-   regression of gold membership on every dev set together (``benchmarks/README.md``, "Complete sets").
-4. **Grow**: the candidate of highest confidence comes in while it reaches ``min_confidence``, with the tables
-   of the shortest path that joins it to the set (at most ``bridges`` of them) as **bridges** (link tables, facts
-   the question never names). A candidate no such path reaches comes in **unjoined** (its joins are unknown) if
-   it is of the seed's source: a table the question names is needed even where no join to it was found.
-5. **Rivals**: where a table of another source scores within ``rival_window`` of the seed, the question may
-   belong to either database; the join graph then says nothing of which, and a table comes in only with words no
-   member holds (at least ``rival_words`` of their weight) or through the very unit that scores best (a score
-   equal to the best one).
+1. **Seed**: the candidate with the best score plus ``coverage`` times the share of the question's words it
+   holds; it is always needed.
+2. **Needed**: every candidate whose confidence reaches ``needed``, joined to the seed by the cheapest tree of
+   the join graph that connects them (the Steiner tree problem). Its extra tables are **bridges**: link tables
+   and facts the question never names. The tree is the shortest-path heuristic of Takahashi and Matsuyama
+   [1]_: the terminal nearest the tree joins it by a shortest path, then the next, each path at most
+   ``bridges`` tables long, so a terminal that no path reached at first joins once one does. A terminal no path
+   reaches comes in **unjoined** when it is of the seed's source (a table the question names is needed even
+   where no join to it was found); a table of another source never joins the set without a join.
+3. **May be needed**: every other candidate whose confidence reaches ``maybe``, joined to the set the same way.
 
-The set comes first, its tables in the order they came in, each bridge after the table it joined, then the
-other tables in their order. Pure functions over the ranking, the words each table holds, the tables' sources
-and a networkx join graph: testable without a model.
+The set comes first, needed before may-be-needed, its tables in the order they came in (each bridge after the
+table it joined, unjoined tables last in their tier), then the other tables in their order. Pure functions over
+the ranking, the confidences, the tables' sources and a networkx join graph: testable without a model.
+
+References
+----------
+.. [1] H. Takahashi and A. Matsuyama, "An approximate solution for the Steiner problem in graphs",
+   Mathematica Japonica 24 (1980) 573-577.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -39,31 +38,21 @@ from enum import Enum
 
 import networkx as nx
 
+from llama_index_pearl.config import DEFAULT_MAYBE_CONFIDENCE, DEFAULT_NEEDED_CONFIDENCE, PearlConfig
 from llama_index_pearl.joins.graph import join_edge
+from llama_index_pearl.retrieval.evidence import Confidence
 
 __all__ = [
     "DEFAULT_SET_RULE",
-    "QUESTION_WORDS",
-    "Evidence",
     "SetReason",
     "SetRule",
+    "SetTier",
     "TableSet",
     "choose_table_set",
     "set_first",
-    "word_weights",
 ]
 
-MAX_DISTANCE = 4  # joins counted from the set: farther tables, and tables no join reaches, count as this far
 MAX_PATHS = 64  # shortest paths compared per link: a bound on the query's work in a dense join graph
-
-# Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
-QUESTION_WORDS = frozenset(
-    [
-        *("how", "many", "much", "what", "which", "who", "whom", "whose", "where", "when", "why"),
-        *("show", "list", "give", "find", "return", "tell", "number", "count", "total", "average", "mean"),
-        *("sum", "maximum", "minimum", "max", "min", "each", "every", "all", "different", "distinct", "name"),
-    ]
-)
 
 
 class SetReason(str, Enum):
@@ -74,36 +63,11 @@ class SetReason(str, Enum):
     UNJOINED = "unjoined"  # the question's evidence chose it, but no join to the set is known
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """Weights of a logistic model of "the question needs this table", per kind of evidence.
+class SetTier(str, Enum):
+    """How surely the question needs a table of the set."""
 
-    The logistic regression of gold membership on these four features, over the ranking's first 12 tables of
-    every question of every dev set, each set weighted alike, rounded (``benchmarks/README.md``).
-
-    Args:
-        bias: The log-odds of a candidate with no evidence.
-        score_gap: Per unit of score below the best table.
-        words: Per share of the question's word weight the table brings that no member holds.
-        distance: Per join between the table and the set (at most ``MAX_DISTANCE``).
-        centrality: Per ``log(1 + n)`` of the ``n`` tables it joins.
-    """
-
-    bias: float = -1.0
-    score_gap: float = -11.5
-    words: float = 7.5
-    distance: float = -0.4
-    centrality: float = 0.45
-
-    def logit(self, score_gap: float, words: float, distance: int, degree: int) -> float:
-        """Log-odds that the question needs a table with this evidence."""
-        return (
-            self.bias
-            + self.score_gap * score_gap
-            + self.words * words
-            + self.distance * min(distance, MAX_DISTANCE)
-            + self.centrality * math.log1p(degree)
-        )
+    NEEDED = "needed"  # its confidence reaches the needed bar, or it joins such tables
+    MAYBE = "may_be_needed"  # its confidence reaches the second bar, or it joins such a table
 
 
 @dataclass(frozen=True)
@@ -112,33 +76,41 @@ class SetRule:
 
     Args:
         depth: The ranking's first ``depth`` tables are candidates.
-        min_confidence: A candidate comes in while its confidence (:class:`Evidence`) reaches this.
+        needed: A candidate whose confidence reaches this is needed.
+        maybe: A candidate whose confidence reaches this (below ``needed``) may be needed.
         coverage: Score the seed gains for holding all of the question's coverable words (its share times this).
         bridges: At most this many tables between a table that comes in and the set.
-        rival_window: A table of another source within this of the seed's score makes the question a rival's too.
-        rival_words: With a rival, the share of the question's word weight a table must bring to come in.
-        evidence: The weights of the confidence.
+        bridge_confidence: How often a bridge of the needed tables is needed (measured on every dev set): a
+            bridge's confidence is the larger of this and its own.
+        confidence: The model of the confidence.
     """
 
     depth: int = 12
-    min_confidence: float = 0.1
+    needed: float = DEFAULT_NEEDED_CONFIDENCE
+    maybe: float = DEFAULT_MAYBE_CONFIDENCE
     coverage: float = 0.1
     bridges: int = 3
-    rival_window: float = 0.1
-    rival_words: float = 0.05
-    evidence: Evidence = field(default_factory=Evidence)
+    bridge_confidence: float = 0.5
+    confidence: Confidence = field(default_factory=Confidence)
 
     def __post_init__(self) -> None:
         if self.depth < 1:
             raise ValueError(f"SetRule.depth must be >= 1, got {self.depth!r}")
         if self.bridges < 0:
             raise ValueError(f"SetRule.bridges must be >= 0, got {self.bridges!r}")
-        if not 0.0 < self.min_confidence < 1.0:
-            raise ValueError(f"SetRule.min_confidence must be within (0, 1), got {self.min_confidence!r}")
-        for name in ("coverage", "rival_window", "rival_words"):
+        for name in ("needed", "maybe", "bridge_confidence"):
             value = getattr(self, name)
-            if not 0.0 <= value < math.inf:
-                raise ValueError(f"SetRule.{name} must be a finite number >= 0, got {value!r}")
+            if not 0.0 < value < 1.0:
+                raise ValueError(f"SetRule.{name} must be within (0, 1), got {value!r}")
+        if self.maybe > self.needed:
+            raise ValueError(f"SetRule.maybe ({self.maybe}) must be at most SetRule.needed ({self.needed})")
+        if not 0.0 <= self.coverage < math.inf:
+            raise ValueError(f"SetRule.coverage must be a finite number >= 0, got {self.coverage!r}")
+
+    @classmethod
+    def of(cls, config: PearlConfig) -> SetRule:
+        """The rule of an index's settings (its two bars)."""
+        return cls(needed=config.needed_confidence, maybe=config.maybe_confidence)
 
 
 DEFAULT_SET_RULE = SetRule()
@@ -146,18 +118,20 @@ DEFAULT_SET_RULE = SetRule()
 
 @dataclass(frozen=True)
 class TableSet:
-    """The set: its tables in answer order, why each is in it and how surely.
+    """The set: its tables in answer order, why each is in it, its tier, and every candidate's confidence.
 
     Args:
         tables: The set's tables, in the order they are returned.
         reasons: Table -> :class:`SetReason`.
-        confidence: Table -> the confidence it came in with (a bridge: that of the table it joined; the seed: 1).
+        confidence: Table -> how surely the question needs it (every candidate and bridge, in the set or not).
+        tiers: Table -> :class:`SetTier` (every table of the set).
         whole: The size of the set this one was cut from (:meth:`cut`); ``None``: this is the whole set.
     """
 
     tables: tuple[str, ...]
     reasons: Mapping[str, SetReason]
     confidence: Mapping[str, float] = field(default_factory=dict)
+    tiers: Mapping[str, SetTier] = field(default_factory=dict)
     whole: int | None = None
 
     def __contains__(self, table_id: object) -> bool:
@@ -167,6 +141,11 @@ class TableSet:
     def size(self) -> int:
         """Tables in the whole set (cut or not)."""
         return self.whole if self.whole is not None else len(self.tables)
+
+    @property
+    def needed(self) -> tuple[str, ...]:
+        """The tables of the needed tier, in order."""
+        return tuple(t for t in self.tables if self.tiers.get(t) is SetTier.NEEDED)
 
     def cut(self, k: int) -> TableSet:
         """The first tables of the set that fit in ``k``, never a table without the bridges that join it.
@@ -191,35 +170,14 @@ class TableSet:
             kept.extend(group)
             group = [table] if table is not None else []
         reasons = {t: self.reasons[t] for t in kept}
-        confidence = {t: c for t, c in self.confidence.items() if t in reasons}
-        return TableSet(tuple(kept), reasons, confidence, self.size)
-
-
-def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:
-    """Each question word's weight: BM25's idf over tables (a word every table holds weighs little).
-
-    >>> weights = word_weights({"name": 40, "wembley": 1}, 40)
-    >>> weights["wembley"] > weights["name"] > 0
-    True
-
-    Args:
-        holders: Word -> how many tables hold it.
-        n_tables: Tables in the index.
-    """
-    return {
-        word: math.log(1.0 + (n_tables - count + 0.5) / (count + 0.5)) for word, count in holders.items() if count > 0
-    }
-
-
-def sigmoid(logit: float) -> float:
-    """The probability of a log-odds."""
-    return 1.0 / (1.0 + math.exp(-logit))
+        tiers = {t: self.tiers[t] for t in kept if t in self.tiers}
+        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size)
 
 
 def choose_table_set(
     ranked: Sequence[tuple[str, float]],
-    words: Mapping[str, frozenset[str]],
-    weights: Mapping[str, float],
+    confidence: Mapping[str, float],
+    seed: str,
     graph: nx.Graph,
     rule: SetRule | None = None,
     sources: Mapping[str, str | None] | None = None,
@@ -228,23 +186,22 @@ def choose_table_set(
 
     >>> graph = nx.Graph([("artist", "gig"), ("gig", "venue")])
     >>> ranked = [("artist", 0.60), ("venue", 0.55), ("gig", 0.20)]
-    >>> words = {"artist": frozenset({"joe"}), "venue": frozenset({"wembley"})}
-    >>> chosen = choose_table_set(ranked, words, {"joe": 2.0, "wembley": 2.0}, graph)
-    >>> chosen.tables, chosen.reasons["gig"].value
-    (('artist', 'venue', 'gig'), 'bridge')
+    >>> chosen = choose_table_set(ranked, {"artist": 0.9, "venue": 0.7, "gig": 0.1}, "artist", graph)
+    >>> chosen.tables, chosen.reasons["gig"].value, chosen.tiers["gig"].value
+    (('artist', 'venue', 'gig'), 'bridge', 'needed')
 
     Args:
         ranked: ``(table, score)`` by descending score (the pooled ranking).
-        words: Table -> the question's words it holds, for every table that holds one.
-        weights: Question word -> weight (:func:`word_weights`).
+        confidence: Candidate -> how surely the question needs it (:mod:`~llama_index_pearl.retrieval.evidence`).
+        seed: The set's first table (a candidate).
         graph: The join graph (only its tables and edges are read).
         rule: How the set is chosen (default: :data:`DEFAULT_SET_RULE`).
-        sources: Table -> its source (provenance), for the rival rule and unjoined tables; ``None``: one source.
+        sources: Table -> its source (provenance), for unjoined tables; ``None``: one source.
     """
     rule = rule or DEFAULT_SET_RULE
     if not ranked:
         return TableSet((), {})
-    return _Growth(ranked, words, weights, graph, rule, sources or {}).run()
+    return _Growth(ranked, confidence, seed, graph, rule, sources or {}).run()
 
 
 class _Growth:
@@ -253,89 +210,54 @@ class _Growth:
     def __init__(
         self,
         ranked: Sequence[tuple[str, float]],
-        words: Mapping[str, frozenset[str]],
-        weights: Mapping[str, float],
+        confidence: Mapping[str, float],
+        seed: str,
         graph: nx.Graph,
         rule: SetRule,
         sources: Mapping[str, str | None],
     ) -> None:
-        self.rule, self.graph, self.words, self.sources = rule, graph, words, sources
+        self.rule, self.graph, self.sources, self.seed = rule, graph, sources, seed
         self.scores = dict(ranked)
-        self.candidates = [t for t, _ in ranked[: rule.depth]]
-        self.top = ranked[0][1]
-        self.asked = {w: x for w, x in weights.items() if w not in QUESTION_WORDS}
-        self.total = sum(self.asked.get(w, 0.0) for w in set().union(*words.values())) if words else 0.0
-        self.covered: set[str] = set()
-        self.seed = max(self.candidates, key=lambda t: self.scores[t] + rule.coverage * self.gain(t))
-        self.rival = any(
-            self._source(t) != self._source(self.seed) and s >= self.scores[self.seed] - rule.rival_window
-            for t, s in ranked
-            if t != self.seed
-        )
-
-    def _source(self, table: str) -> str | None:
-        return self.sources.get(table)
-
-    def gain(self, table: str) -> float:
-        """The share of the question's coverable word weight ``table`` holds and no member does."""
-        if not self.total:
-            return 0.0
-        return sum(self.asked.get(w, 0.0) for w in self.words.get(table, frozenset()) - self.covered) / self.total
+        position = {t: i for i, (t, _) in enumerate(ranked)}
+        candidates = [t for t, _ in ranked[: rule.depth] if t != seed]
+        self.order = sorted(candidates, key=lambda t: (-confidence.get(t, 0.0), position[t]))
+        self.confidence = dict(confidence)
+        self.reasons: dict[str, SetReason] = {seed: SetReason.MATCHED}
+        self.tiers: dict[str, SetTier] = {seed: SetTier.NEEDED}
+        self.came_in: list[str] = [seed]
 
     def run(self) -> TableSet:
-        order, reasons, confidence = [self.seed], {self.seed: SetReason.MATCHED}, {self.seed: 1.0}
-        self.covered |= self.words.get(self.seed, frozenset())
-        left = [t for t in self.candidates if t != self.seed]
+        self.confidence.setdefault(self.seed, 1.0)
+        needed = [t for t in self.order if self.confidence.get(t, 0.0) >= self.rule.needed]
+        maybe = [t for t in self.order if self.rule.maybe <= self.confidence.get(t, 0.0) < self.rule.needed]
+        self._join(needed, SetTier.NEEDED)
+        self._join([t for t in maybe if t not in self.reasons], SetTier.MAYBE)
+        return TableSet(tuple(self._answer_order()), self.reasons, self.confidence, self.tiers)
+
+    def _join(self, terminals: list[str], tier: SetTier) -> None:
+        """Join each terminal to the set by the shortest path to it, nearest first (Takahashi-Matsuyama)."""
+        left = [t for t in terminals if t not in self.reasons]
         while left:
-            distances = self._distances([t for t in order if reasons[t] is not SetReason.UNJOINED])
-            scored = [(self._logit(t, distances), -i, t) for i, t in enumerate(left) if self._admissible(t)]
-            if not scored:
+            joined = [t for t in self.came_in if self.reasons[t] is not SetReason.UNJOINED]
+            reachable = [(len(p), i, t, p) for i, t in enumerate(left) if (p := self._path(t, joined)) is not None]
+            if not reachable:
                 break
-            logit, _, table = max(scored)
-            chance = sigmoid(logit)
-            if chance < self.rule.min_confidence:
-                break
+            _, _, table, path = min(reachable)
             left.remove(table)
-            path = self._path(table, [t for t in order if reasons[t] is not SetReason.UNJOINED])
-            if path is None and self._source(table) != self._source(self.seed):
-                continue  # another database's table: the set holds one database's tables
-            self.covered |= self.words.get(table, frozenset())
-            reasons[table] = SetReason.UNJOINED if path is None else SetReason.MATCHED
-            confidence[table] = chance
-            order.append(table)
-            for bridge in path or ():
-                if bridge not in reasons:
-                    reasons[bridge], confidence[bridge] = SetReason.BRIDGE, chance
-                    order.append(bridge)
+            self._add(table, SetReason.MATCHED, tier)
+            for bridge in path:
+                if bridge not in self.reasons:
+                    self.confidence[bridge] = max(self.confidence.get(bridge, 0.0), self.rule.bridge_confidence)
+                    self._add(bridge, SetReason.BRIDGE, tier)
                     if bridge in left:
                         left.remove(bridge)
-        return TableSet(tuple(self._answer_order(order, reasons)), reasons, confidence)
+        for table in left:  # no join to the set: a table of the seed's own source is needed all the same
+            if self.sources.get(table) == self.sources.get(self.seed):
+                self._add(table, SetReason.UNJOINED, tier)
 
-    def _admissible(self, table: str) -> bool:
-        """With a rival database, only evidence admits a table: words of the question no member holds, or the best
-        score (the unit that scores best holds it)."""
-        return not self.rival or self.gain(table) >= self.rule.rival_words or self.scores[table] >= self.top
-
-    def _logit(self, table: str, distances: Mapping[str, int]) -> float:
-        degree = self.graph.degree(table) if table in self.graph else 0
-        gap = self.top - self.scores[table]
-        return self.rule.evidence.logit(gap, self.gain(table), distances.get(table, MAX_DISTANCE), degree)
-
-    def _distances(self, members: Sequence[str]) -> dict[str, int]:
-        """Joins from the set to each candidate, breadth first, until every candidate is reached (a lake's hubs
-        join thousands of tables: the walk stops at the candidates, at most ``MAX_DISTANCE`` joins out)."""
-        frontier = [m for m in members if m in self.graph]
-        seen = dict.fromkeys(frontier, 0)
-        wanted = {t for t in self.candidates if t not in seen}
-        for depth in range(1, MAX_DISTANCE + 1):
-            if not wanted or not frontier:
-                break
-            reached = [n for table in frontier for n in self.graph.neighbors(table) if n not in seen]
-            frontier = list(dict.fromkeys(reached))
-            for table in frontier:
-                seen[table] = depth
-            wanted.difference_update(frontier)
-        return seen
+    def _add(self, table: str, reason: SetReason, tier: SetTier) -> None:
+        self.reasons[table], self.tiers[table] = reason, tier
+        self.came_in.append(table)
 
     def _path(self, table: str, members: Sequence[str]) -> tuple[str, ...] | None:
         """The tables between ``table`` and the nearest member on a shortest path of the join graph, the one whose
@@ -357,12 +279,14 @@ class _Growth:
         """A path's weakest join (its joins' scores f)."""
         return min(join_edge(self.graph, a, b).score for a, b in itertools.pairwise(path))
 
-    @staticmethod
-    def _answer_order(order: Sequence[str], reasons: Mapping[str, SetReason]) -> list[str]:
-        """The members as they came in (each bridge after the table it joined), unjoined tables last."""
-        return [t for t in order if reasons[t] is not SetReason.UNJOINED] + [
-            t for t in order if reasons[t] is SetReason.UNJOINED
-        ]
+    def _answer_order(self) -> list[str]:
+        """Needed before may-be-needed; in each, the tables as they came in, unjoined tables last."""
+        order = []
+        for tier in SetTier:
+            members = [t for t in self.came_in if self.tiers[t] is tier]
+            order += [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
+            order += [t for t in members if self.reasons[t] is SetReason.UNJOINED]
+        return order
 
 
 def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:

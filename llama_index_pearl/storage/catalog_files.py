@@ -1,4 +1,4 @@
-"""``catalog.json`` and ``lexical.npz``: what a query reads of a persisted index, written ready to use.
+"""``catalog.json``, ``lexical.npz`` and ``columns.npz``: what a query reads of a persisted index, ready to use.
 
 - ``catalog.json``: the :class:`~llama_index_pearl.corpus.catalog.Catalog` (each table's text for an
   LLM, each unit's kind, tables and question, in unit order);
@@ -7,8 +7,11 @@
   token of each column as UTF-8 (tokens hold no newline: one a line, an empty line for a column no
   token names), and the number of documents.
   NumPy's own format, read with ``allow_pickle=False``: nothing is executed.
+- ``columns.npz``: the vectors of the catalog's columns and name words
+  (:class:`~llama_index_pearl.corpus.columns.ColumnIndex`; ``catalog.json`` names them), two float arrays
+  checked like ``lexical.npz``'s. An index persisted before column vectors has neither.
 
-Both are derived from the units at persist and checked against the other files when read
+All are derived from the units at persist and checked against the other files when read
 (an :class:`~llama_index_pearl.storage.integrity.IndexFileError` names the file and the problem).
 
 Pipeline step: storage (docs/architecture.md).
@@ -26,13 +29,26 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.storage.integrity import IndexFileError, reading
 
-__all__ = ["CATALOG", "LEXICAL", "read_catalog", "read_lexical", "write_catalog", "write_lexical"]
+__all__ = [
+    "CATALOG",
+    "COLUMNS",
+    "LEXICAL",
+    "read_catalog",
+    "read_columns",
+    "read_lexical",
+    "write_catalog",
+    "write_columns",
+    "write_lexical",
+]
 
 CATALOG = "catalog.json"
 LEXICAL = "lexical.npz"
+COLUMNS = "columns.npz"
+_COLUMN_ARRAYS = {"vectors": ("f", 2), "word_vectors": ("f", 2)}
 # the arrays of lexical.npz: the kinds of number each holds (float, signed or unsigned integers, bytes), its dimensions
 _ARRAYS = {"data": ("f", 1), "indices": ("iu", 1), "indptr": ("iu", 1), "vocabulary": ("u", 1), "n_docs": ("iu", 0)}
 _HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
@@ -94,6 +110,43 @@ def read_lexical(path: Path, data: bytes, n_docs: int) -> LexicalIndex:
         raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
     _check(path, index, n_docs)
     return index
+
+
+def write_columns(columns: ColumnIndex, path: Path) -> None:
+    with path.open("wb") as handle:
+        np.savez(handle, vectors=_rows(columns.vectors), word_vectors=_rows(columns.word_vectors))
+
+
+def _rows(matrix: np.ndarray) -> np.ndarray:
+    rows = np.ascontiguousarray(matrix, dtype=np.float32)
+    return rows if rows.ndim == 2 else np.zeros((len(rows), 0), dtype=np.float32)
+
+
+def read_columns(path: Path, data: bytes, names: ColumnIndex, dimension: int) -> ColumnIndex:
+    """The column and word vectors the catalog names, checked against its names and the index's dimension.
+
+    Args:
+        path: ``columns.npz`` (named in errors).
+        data: Its bytes.
+        names: The catalog's columns and words (:meth:`Catalog.from_dict`: their vectors not read yet).
+        dimension: The index's vector dimension.
+    """
+    try:
+        with reading(path), zipfile.ZipFile(io.BytesIO(data)) as archive:
+            arrays = {name: _member(archive, name, *kind, len(data)) for name, kind in _COLUMN_ARRAYS.items()}
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise IndexFileError(path, f"{type(exc).__name__}: {exc}") from exc
+    for name, count in (("vectors", len(names.columns)), ("word_vectors", len(names.words))):
+        matrix = arrays[name]
+        if len(matrix) != count or (count and matrix.shape[1] != dimension):
+            raise IndexFileError(
+                path, f"{name} holds {matrix.shape}, the catalog names {count} of dimension {dimension}"
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise IndexFileError(path, f"{name} holds values that are not finite")
+    return ColumnIndex(
+        names.table_ids, names.columns, arrays["vectors"].astype(np.float32), names.words, arrays["word_vectors"]
+    )
 
 
 def _member(archive: zipfile.ZipFile, name: str, kinds: str, dimensions: int, size: int) -> np.ndarray:

@@ -60,16 +60,21 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
+from llama_index_pearl.corpus.catalog import Catalog
+from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.faiss_store import ID_MAP_FILE, PearlFaissStore
 from llama_index_pearl.corpus.stores import index_dimension, store_location
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, remove_stale, swap_in, temporary_sibling
 from llama_index_pearl.storage.catalog_files import (
     CATALOG,
+    COLUMNS,
     LEXICAL,
     read_catalog,
+    read_columns,
     read_lexical,
     write_catalog,
+    write_columns,
     write_lexical,
 )
 from llama_index_pearl.storage.integrity import (
@@ -152,6 +157,8 @@ def _write_files(index: IndexParts, folder: Path) -> None:
         raise ValueError("persist needs the index's catalog and lexical index")
     write_catalog(index.catalog, folder / CATALOG)
     write_lexical(index.lexical(), folder / LEXICAL)
+    if index.catalog.columns.columns or index.catalog.columns.words:
+        write_columns(index.catalog.columns, folder / COLUMNS)
     (folder / GRAPH).write_text(json.dumps(graph_to_json(index.join_graph)), encoding="utf-8")
     generator = index.generator.to_spec() if index.generator is not None else index.generator_spec
     manifest = {
@@ -339,6 +346,7 @@ def _load(
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
     stores = OpenedStores(snapshot, manifest, model, storage_context, ApproximateSearch.of(config))
     catalog = read_catalog(folder / CATALOG, snapshot.json(CATALOG), manifest["n_tables"], manifest["n_units"])
+    catalog.columns = _column_vectors(snapshot, manifest, catalog)
     graph = _read_graph(snapshot, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
     _check_dimension(folder, manifest, model)
@@ -356,6 +364,16 @@ def _load(
         open_units=lambda: stores.open(set(catalog.texts), catalog),
         lexical=lambda: read_lexical(folder / LEXICAL, snapshot.read(LEXICAL), len(catalog.units)),
     )
+
+
+def _column_vectors(snapshot: FolderSnapshot, manifest: dict[str, Any], catalog: Catalog) -> ColumnIndex:
+    """The vectors of the columns the catalog names, from ``columns.npz`` (none: a folder from before them)."""
+    names = catalog.columns
+    if not names.columns and not names.words:
+        return names
+    if COLUMNS not in manifest["files"]:
+        raise IndexFileError(snapshot.path(CATALOG), f"names column vectors, but the manifest lists no {COLUMNS}")
+    return read_columns(snapshot.path(COLUMNS), snapshot.read(COLUMNS), names, manifest["dimension"])
 
 
 def is_index_folder(path: Path) -> bool:

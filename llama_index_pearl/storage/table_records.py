@@ -27,7 +27,8 @@ __all__ = ["LazyTables", "read_tables_file", "write_tables_file"]
 
 
 def write_tables_file(tables: Iterable[Table], path: Path) -> None:
-    """One JSON object a line: id, name, title, description, source, columns, foreign keys, row count, cells as text."""
+    """One JSON object a line: id, name, title, description, source, columns, foreign keys, row count, column
+    descriptions, cells as text."""
     with path.open("w", encoding="utf-8") as handle:
         for table in tables:
             record = {
@@ -39,6 +40,7 @@ def write_tables_file(tables: Iterable[Table], path: Path) -> None:
                 "columns": table.columns,
                 "foreign_keys": [fk.to_dict() for fk in table.foreign_keys],
                 "total_rows": table.total_rows,
+                "column_descriptions": table.column_descriptions,
                 "rows": table.text_rows(),
             }
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -79,6 +81,7 @@ def _table(record: dict[str, Any]) -> Table:
         name=record.get("name"),
         source=record.get("source"),
         total_rows=record.get("total_rows"),
+        column_descriptions=record.get("column_descriptions") or {},
     )
 
 

@@ -96,11 +96,22 @@ def tables_from_sql(
         try:
             df, total = _read_sample(engine, sa, schema, name, max_rows_read)
             keys = _foreign_keys(inspector, schema, name, table_id)
+            comments = _column_comments(inspector, schema, name, df.columns)
         except Exception as exc:
             raise ValueError(f"Cannot read SQL table {label!r} of {masked_url(engine)}: {_scrub(exc, engine)}") from exc
         source_label = f"{database}.{schema or 'default'}"
         cut = total if total > len(df) else None
-        tables.append(Table(id=label, df=df, foreign_keys=keys, name=name, source=source_label, total_rows=cut))
+        tables.append(
+            Table(
+                id=label,
+                df=df,
+                foreign_keys=keys,
+                name=name,
+                source=source_label,
+                total_rows=cut,
+                column_descriptions=comments,
+            )
+        )
     if not tables:
         logger.warning("SQL database %s has no tables", masked_url(engine))
     return tables
@@ -160,6 +171,16 @@ def _read_as_stored(connection: Any, sa: Any, table: Any, limit: int | None) -> 
             ", ".join(repr(c) for c in as_stored),
         )
     return df
+
+
+def _column_comments(inspector: Any, schema: str | None, name: str, columns: Any) -> dict[str, str]:
+    """The database's comment on each column that has one (``COMMENT ON COLUMN``; SQLite keeps none)."""
+    read = {str(c) for c in columns}
+    return {
+        str(c["name"]): str(c["comment"])
+        for c in inspector.get_columns(name, schema=schema)
+        if c.get("comment") and str(c["name"]) in read
+    }
 
 
 def _foreign_keys(inspector: Any, schema: str | None, name: str, table_id: Any) -> list[ForeignKey]:

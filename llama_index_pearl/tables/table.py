@@ -119,6 +119,9 @@ class Table:
             value-based standard (:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`).
         total_rows: Rows in the source when ``df`` holds only the leading sample
             that was read (``None``: ``df`` is the whole table).
+        column_descriptions: What some columns hold, in words (a SQL column comment, a data dictionary):
+            column name -> description. A column's description is embedded with the column, so a question in
+            business words ("revenue") finds a column named by a code (``amt_3``).
 
     Raises:
         ValueError: empty id, no columns, or duplicate column names after
@@ -133,6 +136,7 @@ class Table:
     name: str | None = None
     source: str | None = None
     total_rows: int | None = None
+    column_descriptions: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -152,6 +156,7 @@ class Table:
             raise ValueError(f"Table {self.id!r}: total_rows {self.total_rows!r} is below the {len(self.df)} rows held")
         if self.source is not None and not isinstance(self.source, str):
             raise ValueError(f"Table {self.id!r}: source must be a string or None, got {type(self.source).__name__}")
+        self.column_descriptions = _checked_descriptions(self.id, columns, self.column_descriptions)
 
     @property
     def columns(self) -> list[str]:
@@ -207,6 +212,26 @@ class Table:
         positions = range(frame.shape[1]) if columns is None else [self._position(c) for c in columns]
         cells = [frame.iloc[:, p].tolist() for p in positions]
         return [[cell_text(v) for v in record] for record in zip(*cells)] if cells else [[] for _ in range(len(frame))]
+
+
+def _checked_descriptions(table_id: str, columns: list[str], descriptions: Any) -> dict[str, str]:
+    """The column descriptions of a table, each naming one of its columns; blank ones dropped."""
+    if descriptions is None:
+        return {}
+    if not isinstance(descriptions, dict):
+        raise ValueError(
+            f"Table {table_id!r}: column_descriptions must map column names to texts, got {type(descriptions).__name__}"
+        )
+    known = set(columns)
+    checked = {}
+    for column, text in descriptions.items():
+        if column not in known:
+            raise ValueError(f"Table {table_id!r}: column_descriptions names no column of it: {column!r}")
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"Table {table_id!r}, column {column!r}: a description must be text, got {text!r:.60}")
+        if text and text.strip():
+            checked[str(column)] = " ".join(text.split())
+    return checked
 
 
 def same_source(a: str | None, b: str | None) -> bool:
