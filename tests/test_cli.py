@@ -61,7 +61,11 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["query_latency_ms"]) == {"p50", "p95"}
     assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
-    slot |= {"Set", "SetPrecision", "SetSize", "GoldSize", "NeededPrecision", "ECE"} if method == "pearl" else set()
+    slot |= (
+        {"Set", "SetPrecision", "SetSize", "GoldSize", "NeededPrecision", "ECE", "Source@1"}
+        if method == "pearl"
+        else set()
+    )
     assert set(result["metrics"]["all"]) == {"n", "R@1", "R@2", "C@1", "C@2", "C@G+2", "PaperR@1", "PaperR@2"} | slot
     assert result["metrics"]["all"]["n"] == 3
     assert 0.0 <= result["metrics"]["all"]["R@2"] <= 100.0

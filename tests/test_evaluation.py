@@ -81,3 +81,12 @@ def test_the_calibration_of_the_confidences_is_judged_by_group():
     metrics = evaluate_sets(queries, [["a"], ["b", "y"]], confidences=confidences)
     assert metrics["1 table"]["ECE"] == pytest.approx(0.05)
     assert metrics["2 tables"]["ECE"] == pytest.approx(0.45)
+
+
+def test_source_at_1_is_whether_the_set_lies_within_the_questions_database():
+    from llama_index_pearl.evaluation.benchmark import evaluate_sets
+
+    queries = [BenchQuery("1", "q", ("a",), 1, db="shop"), BenchQuery("2", "q", ("b",), 1, db="shop")]
+    sources = {"a": "shop", "b": "shop", "z": "zoo"}
+    metrics = evaluate_sets(queries, [["a"], ["b", "z"]], sources=sources)
+    assert metrics["all"]["Source@1"] == 50.0

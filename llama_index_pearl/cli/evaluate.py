@@ -77,7 +77,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     slot_metrics = result.pop("slot_metrics", {})
     sets = result.pop("sets", None)
     if sets is not None:
-        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, *sets), slot_metrics)
+        table_sources = {t.id: t.source for t in bench.tables} if args.provenance else None
+        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, *sets, sources=table_sources), slot_metrics)
     ablation = result.pop("ablation", Ablation())
     result = {
         "bench": bench.name,

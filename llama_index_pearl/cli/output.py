@@ -183,6 +183,7 @@ def format_ranked(
         "Tables, best match first. Score: cosine similarity in meaning between the question and the best text",
         f"indexed for the table (up to 1){words}.",
     ]
+    lines.extend(_route_lines(nodes))
     first_seen: dict[str, str] = {}
     width = max((len(hit.node.metadata["table_id"]) for hit in nodes), default=0)
     chosen = [hit for hit in nodes if hit.node.metadata.get("in_set")]
@@ -216,6 +217,20 @@ def format_ranked(
             lines.append("How they join the set and each other:")
             lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
+
+
+def _route_lines(nodes: Sequence[NodeWithScore]) -> list[str]:
+    """The source the question was routed to, how surely, and the close or twin sources (none: not routed)."""
+    meta = nodes[0].node.metadata if nodes else {}
+    if meta.get("routed_source") is None:
+        return []
+    lines = [f"Database: {meta['routed_source']} (how surely: {meta['route_confidence']:.2f})"]
+    rivals = [str(r) for r in meta.get("route_rivals", []) if r not in meta.get("route_twins", [])]
+    if rivals:
+        lines.append(f"  also close: {', '.join(rivals)}")
+    if meta.get("route_twins"):
+        lines.append(f"  a copy of its schema fits as well: {', '.join(str(t) for t in meta['route_twins'])}")
+    return lines
 
 
 def _tier_heading(name: str, hits: Sequence[NodeWithScore], needs: str) -> str:

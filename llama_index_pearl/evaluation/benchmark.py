@@ -241,18 +241,22 @@ def evaluate_sets(
     sets: Sequence[Sequence[str]],
     needed: Sequence[Sequence[str]] | None = None,
     confidences: Sequence[Sequence[tuple[str, float]]] | None = None,
+    sources: Mapping[str, str | None] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetPrecision`` =
     the share of a set's tables that are gold (percent, averaged over questions), ``SetSize`` and ``GoldSize`` =
     mean tables in the set and in the gold (plain means, not percent); with ``needed``, ``NeededPrecision`` = the
     share of the needed tier's tables that are gold (percent); with ``confidences``, ``ECE`` = the expected
-    calibration error of the confidences against gold membership (:func:`calibration_error`, a plain number).
+    calibration error of the confidences against gold membership (:func:`calibration_error`, a plain number);
+    with ``sources``, ``Source@1`` = how often the set lies within the question's ``db`` (percent; questions with
+    no ``db`` count as within).
 
     Args:
         queries: The questions.
         sets: Each question's set (the tables a retriever marks ``in_set``), in the same order.
         needed: Each question's needed tier (``set_tier == "needed"``).
         confidences: Each question's ``(table, set_confidence)`` of every returned table that has one.
+        sources: Table -> its source (a benchmark's ``db``).
     """
     rows = []
     for i, (q, chosen) in enumerate(zip(queries, sets)):
@@ -266,6 +270,8 @@ def evaluate_sets(
         if needed is not None:
             tier = set(needed[i])
             row["NeededPrecision"] = len(gold & tier) / len(tier) if tier else 0.0
+        if sources is not None:
+            row["Source@1"] = float(bool(chosen) and all(q.db is None or sources.get(t) == q.db for t in chosen))
         rows.append(row)
     metrics = group_means(queries, rows)
     for row in metrics.values():  # group_means gives percents; sizes are means

@@ -11,6 +11,7 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,8 @@ from llama_index_pearl.retrieval.evidence import (
 from llama_index_pearl.retrieval.lexical import text_tokens
 from llama_index_pearl.retrieval.pooling import PooledTable
 from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.scope import Scope
+from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Route, Routing, route, source_evidence, twin_sources
+from llama_index_pearl.retrieval.scope import Scope, Scopes
 from llama_index_pearl.retrieval.search import Ranked, Request, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, set_first
 from llama_index_pearl.text.serialization import table_name_in_text
@@ -135,6 +137,7 @@ class SetAnswer:
         nodes: The result nodes of the revision (texts, join hints, the join graph).
         sources: Table -> its source (provenance).
         columns: The column vectors of the revision's tables.
+        scopes: The revision's scopes (a routed question is answered within its source's).
     """
 
     def __init__(
@@ -144,12 +147,17 @@ class SetAnswer:
         nodes: ResultNodes,
         sources: Mapping[str, str | None],
         columns: ColumnIndex | None = None,
+        scopes: Scopes | None = None,
     ) -> None:
         self.search = search
         self.words = words
         self.nodes = nodes
         self.sources = sources
         self.columns = columns if columns is not None else ColumnIndex()
+        self.scopes = scopes
+        self.routing = Routing()
+        self._twins: dict[str | None, list[str]] | None = None
+        self._lock = threading.Lock()
 
     def result(self, ranked: Ranked, request: Request, hints_in_text: bool) -> list[NodeWithScore]:
         """The result nodes of a question (:class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`).
@@ -199,11 +207,57 @@ class SetAnswer:
             rule: How the set is chosen.
             scope: The tables in reach (``None``: every table).
         """
+        chosen = self.route(ranked, scope)
+        if chosen is not None:
+            ranked, scope = self.within(ranked, rule, chosen)
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
         pairs = [(t.table_id, t.score) for t in ranked.tables]
-        return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        table_set = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        return dataclasses.replace(table_set, route=chosen)
+
+    def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:
+        """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.routing`); ``None`` where
+        the ranking holds one source only.
+
+        Args:
+            ranked: The question's ranking, ``ROUTE_DEPTH`` tables deep.
+            scope: The retrieval's own scope.
+        """
+        first = ranked.tables[:ROUTE_DEPTH]
+        if self.scopes is None or len({self.sources.get(t.table_id) for t in first}) < 2:
+            return None
+        words, weights = self.words.of(ranked.question.text, scope)
+        ids = [t.table_id for t in first]
+        per_word: dict[str, list[float]] = {}
+        vectors = ranked.question.word_vectors
+        if vectors is not None and len(vectors) and len(self.columns.vectors) and self.columns.dimension:
+            matrix = self.columns.best_columns(ids, vectors)
+            per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
+        pairs = [(t.table_id, t.score) for t in first]
+        evidence = source_evidence(pairs, self.sources, words, weights, per_word)
+        return route(evidence, self.routing, self.twins())
+
+    def within(self, ranked: Ranked, rule: SetRule, chosen: Route) -> tuple[Ranked, Scope]:
+        """The question's ranking within the scope of the source it is routed to, and that scope."""
+        assert self.scopes is not None
+        scope = self.scopes.of_source(chosen.source, None)
+        tables = self.search.rank_within(ranked, scope, max(rule.depth, len(ranked.tables)))
+        if tables is None:
+            tables = [t for t in ranked.tables if t.table_id in scope.tables]
+        return dataclasses.replace(ranked, tables=tables), scope
+
+    def twins(self) -> dict[str | None, list[str]]:
+        """Each source's twins (copies of its schema), read once from the tables' names."""
+        with self._lock:
+            if self._twins is None:
+                names: dict[str | None, list[str]] = {}
+                for table in self.search.space.table_ids:
+                    name = table_name_in_text(self.nodes.text(table)) or table
+                    names.setdefault(self.sources.get(table), []).append(name)
+                self._twins = twin_sources(names)
+            return self._twins
 
     def evidence(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> QuestionEvidence:
         """The evidence of a question's candidates (what :meth:`table_set` reads; ``benchmarks/table_sets.py`` fits

@@ -81,6 +81,11 @@ class ExactSearch:
             out.append(PooledTable(table_id, float(scores[best]), unit, float(cosines[best])))
         return out
 
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> list[PooledTable]:
+        """The question's first ``k`` tables of a scope (:meth:`search_scoped`, the ranking's own vector and boost)."""
+        assert ranked.vector is not None
+        return self.search_scoped(ranked.vector, k, ranked.boost, scope)
+
     def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None]:
         """Each table's best unit among those that stand for it alone, scored as the ranking scored its units."""
         assert ranked.vector is not None

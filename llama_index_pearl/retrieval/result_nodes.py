@@ -32,6 +32,19 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def _route_meta(table_set: TableSet) -> dict[str, Any]:
+    """The source a question was routed to, how surely, the close rivals and the twins (``None``s: not routed)."""
+    chosen = table_set.route
+    if chosen is None:
+        return {"routed_source": None, "route_confidence": None, "route_rivals": [], "route_twins": []}
+    return {
+        "routed_source": chosen.source,
+        "route_confidence": _rounded(chosen.confidence),
+        "route_rivals": list(chosen.rivals),
+        "route_twins": list(chosen.twins),
+    }
+
+
 class ResultNodes:
     """Result nodes of one revision of an index.
 
@@ -143,6 +156,7 @@ class ResultNodes:
             "set_reason": reason.value if reason is not None else None,
             "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
             "set_size": table_set.size,
+            **_route_meta(table_set),
             "join_hints": [self._hint_dict(h) for h in hints],
         }
         node_id, text = self._node_id(hit.table_id), self._table_text(hit.table_id)

@@ -43,6 +43,7 @@ from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import UnitHit
+from llama_index_pearl.retrieval.routing import ROUTE_DEPTH
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.retrieval.table_sets import SetRule
@@ -213,13 +214,15 @@ class PearlRetriever(BaseRetriever):
 
     def _request(self, state: RetrievalState) -> Request:
         """What this retriever asks of a revision now (its scope read there)."""
+        scope = state.scope(self._filters)
         return Request(
             k=self._similarity_top_k,
             fetch_k=self._fetch_k,
             lexical_weight=self._lexical_weight,
             rule=state.set_rule if self._set_rule == "index" else self._set_rule,
             margin=self._set_margin,
-            scope=state.scope(self._filters),
+            scope=scope,
+            route_depth=ROUTE_DEPTH if state.routes(scope) else 0,
         )
 
     # -------------------------------------------------------------- drivers

@@ -40,12 +40,14 @@ class Scope:
         inside: By table number, whether the table is in scope.
         units: Unit numbers of the units whose tables are all in scope.
         graph: The join graph among the tables in scope.
+        sources: How many sources its tables come from.
     """
 
     tables: frozenset[str]
     inside: np.ndarray
     units: np.ndarray
     graph: nx.Graph
+    sources: int = 1
 
 
 class Scopes:
@@ -78,11 +80,34 @@ class Scopes:
             found = self._kept.get(key)
         if found is not None:
             return found
+        return self._kept_as(key, tables_in_scope(filters, self._memberships.table_ids, self._sources))
+
+    def of_source(self, source: str | None, within: Scope | None = None) -> Scope:
+        """The scope of a question routed to ``source``: its tables, and the tables of other sources its tables
+        join (a join across sources stands on evidence: ``joins.scoring``), within ``within`` if given.
+
+        Args:
+            source: The source routed to.
+            within: The retrieval's own scope (``None``: every table).
+        """
+        key = json.dumps(["source", source, sorted(within.tables) if within is not None else None])
+        with self._lock:
+            found = self._kept.get(key)
+        if found is not None:
+            return found
+        own = {t for t in self._memberships.table_ids if self._sources.get(t) == source}
+        joined = {n for t in own if t in self._graph for n in self._graph.neighbors(t)}
+        tables = own | joined
+        if within is not None:
+            tables &= within.tables
+        return self._kept_as(key, frozenset(tables))
+
+    def _kept_as(self, key: str, tables: frozenset[str]) -> Scope:
         memberships = self._memberships
-        tables = tables_in_scope(filters, memberships.table_ids, self._sources)
         inside = np.zeros(len(memberships.table_ids), dtype=bool)
         inside[[self._table_number[t] for t in tables]] = True
-        found = Scope(tables, inside, memberships.units_within(inside), self._graph.subgraph(tables))
+        sources = len({self._sources.get(t) for t in tables})
+        found = Scope(tables, inside, memberships.units_within(inside), self._graph.subgraph(tables), sources)
         with self._lock:
             if len(self._kept) >= SCOPE_CACHE_SIZE:
                 self._kept.clear()

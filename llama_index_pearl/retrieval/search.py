@@ -110,6 +110,7 @@ class Request:
         rule: How the set is chosen (``None``: the ranking as pooled).
         margin: Return the whole set and this many other tables (``None``: ``k`` tables).
         scope: The tables the retrieval may return (``None``: every table).
+        route_depth: Tables ranked to route the question to a source (0: one source in reach, no routing).
     """
 
     k: int
@@ -118,11 +119,12 @@ class Request:
     rule: SetRule | None
     margin: int | None
     scope: Scope | None
+    route_depth: int = 0
 
     @property
     def depth(self) -> int:
-        """Tables ranked: ``k``, or as deep as the set rule reads."""
-        return max(self.k, self.rule.depth) if self.rule is not None else self.k
+        """Tables ranked: ``k``, or as deep as the set rule and the routing read."""
+        return max(self.k, self.rule.depth, self.route_depth) if self.rule is not None else self.k
 
     def first_fetch(self, n_units: int, k: int) -> int:
         """Units asked for in a first round when ``k`` tables are wanted of ``n_units`` units."""
@@ -163,6 +165,11 @@ class TableSearch(Protocol):
     def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None] | None:
         """Each table's best score among the units that stand for it alone (``None`` for a table with none);
         ``None``: this search cannot tell."""
+        ...
+
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> list[PooledTable] | None:
+        """A question's first ``k`` tables of a scope, scored as a search within it scores them (only the units
+        of its tables); ``None``: this search cannot, and the ranking is kept to the scope's tables instead."""
         ...
 
 

@@ -96,12 +96,13 @@ class RetrievalState:
         self.search: TableSearch = next(s for kind in SEARCHES if (s := kind(store, space)) is not None)
         self.space = self.search.space
         self.sources = dict(catalog.sources)
+        self._sources_in_index = len({self.sources.get(t) for t in index.tables})
         self.nodes = ResultNodes(index.join_graph, index.table_text, self.sources)
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, index.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(index.config)
-        self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns)
+        self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns, self.scopes)
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         self.word_cache = previous.word_cache if previous is not None else QueryEmbeddingCache(WORD_CACHE_SIZE)
 
@@ -134,6 +135,10 @@ class RetrievalState:
             else:
                 known[word] = cached
         return known, unknown
+
+    def routes(self, scope: Scope | None) -> bool:
+        """Whether a question is routed to a source first: its reach holds tables of two sources or more."""
+        return (scope.sources if scope is not None else self._sources_in_index) > 1
 
     def scope(self, filters: MetadataFilters | None) -> Scope | None:
         """The tables, units and joins ``filters`` keep (``None``: every table); computed once per filters.

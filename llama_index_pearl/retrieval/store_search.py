@@ -73,6 +73,10 @@ class StoreSearch:
         """``None``: a store is not asked for the cosines of given units."""
         return None
 
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> None:
+        """``None``: the ranking is kept to the scope's tables instead."""
+        return None
+
     def _tables(self, question: Question, request: Request) -> SearchSteps:
         lexical = yield from self._lexical(question, request)
         return (yield from self._pooled(question, lexical, request))

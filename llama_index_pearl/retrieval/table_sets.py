@@ -41,6 +41,7 @@ import networkx as nx
 from llama_index_pearl.config import DEFAULT_MAYBE_CONFIDENCE, DEFAULT_NEEDED_CONFIDENCE, PearlConfig
 from llama_index_pearl.joins.graph import join_edge
 from llama_index_pearl.retrieval.evidence import Confidence
+from llama_index_pearl.retrieval.routing import Route
 
 __all__ = [
     "DEFAULT_SET_RULE",
@@ -126,6 +127,7 @@ class TableSet:
         confidence: Table -> how surely the question needs it (every candidate and bridge, in the set or not).
         tiers: Table -> :class:`SetTier` (every table of the set).
         whole: The size of the set this one was cut from (:meth:`cut`); ``None``: this is the whole set.
+        route: The source the question was routed to (``None``: one source in reach).
     """
 
     tables: tuple[str, ...]
@@ -133,6 +135,7 @@ class TableSet:
     confidence: Mapping[str, float] = field(default_factory=dict)
     tiers: Mapping[str, SetTier] = field(default_factory=dict)
     whole: int | None = None
+    route: Route | None = None
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self.reasons
@@ -171,7 +174,7 @@ class TableSet:
             group = [table] if table is not None else []
         reasons = {t: self.reasons[t] for t in kept}
         tiers = {t: self.tiers[t] for t in kept if t in self.tiers}
-        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size)
+        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size, self.route)
 
 
 def choose_table_set(

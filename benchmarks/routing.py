@@ -1,0 +1,138 @@
+"""How a question finds its database in a lake: the routing fitted, and Source@1 measured, on every dev set with db.
+
+Each benchmark folder is indexed once at the shipped defaults, every database's tables together (the whole lake:
+the unified pool with provenance); for each question, the answer step's own ranking (``ROUTE_DEPTH`` tables) and
+its sources' evidence (:func:`~llama_index_pearl.retrieval.routing.source_evidence`) are computed once. Then:
+
+- per set, ``Source@1`` of the shipped :class:`~llama_index_pearl.retrieval.routing.Routing` (the chosen source
+  is the question's ``db``), with twins counted as the same database beside it, and of the best table's source
+  alone (what routing replaces);
+- ``--learn`` fits the conditional logit on every set given (each weighted alike) and prints its weights and
+  each set's Source@1 under the model fitted on the other sets. ``--held-out NAME`` keeps a set out of the fit
+  (our own lake questions are measured, never fitted).
+
+    python benchmarks/routing.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
+    python benchmarks/routing.py ../shared/bench/spider runs/bench/lake --held-out lake --json OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.corpus.embedding import normalise
+from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.retrieval.evidence import content_words
+from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Routing, route, source_evidence
+from llama_index_pearl.text.models import embed_queries
+
+
+def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
+    """Per question: the sources' evidence in its whole-lake ranking, and its database."""
+    state = index.retrieval_state()
+    retriever = index.as_retriever()
+    questions = [q.question for q in bench.queries]
+    vectors = embed_queries(index.embed_model, questions)
+    rows = []
+    for query, vector in zip(bench.queries, vectors):
+        boost = state.space.boost(query.question, retriever.lexical_weight)
+        pooled = state.search.search_many(vector.reshape(1, -1), ROUTE_DEPTH, len(state.unit_ids), [boost])[0]
+        ids = [t.table_id for t in pooled]
+        words, weights = state.words.of(query.question, None)
+        asked = content_words(query.question)
+        known, unknown = state.word_vectors(asked)
+        if unknown:
+            for word, vec in zip(unknown, normalise(index.embed_model.get_text_embedding_batch(unknown))):
+                state.word_cache.put((word,), vec)
+                known[word] = vec
+        per_word = {}
+        if asked and len(state.columns.vectors):
+            matrix = state.columns.best_columns(ids, np.asarray([known[w] for w in asked], dtype=np.float32))
+            per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
+        evidence = source_evidence([(t.table_id, t.score) for t in pooled], state.sources, words, weights, per_word)
+        rows.append({"db": query.db, "evidence": evidence, "best": state.sources.get(ids[0]) if ids else None})
+    return rows
+
+
+def accuracy(rows: Sequence[dict[str, Any]], routing: Routing, twins: dict) -> tuple[float, float, float]:
+    """Source@1 of the routing, with twins counted as the database, and of the best table's source."""
+    right = twin_right = best = 0
+    for row in rows:
+        chosen = route(row["evidence"], routing, twins).source
+        right += chosen == row["db"]
+        twin_right += chosen == row["db"] or chosen in twins.get(row["db"], ())
+        best += row["best"] == row["db"]
+    n = max(1, len(rows))
+    return 100.0 * right / n, 100.0 * twin_right / n, 100.0 * best / n
+
+
+def fit(sets: dict[str, Sequence[dict[str, Any]]]) -> Routing:
+    """The conditional logit: softmax over each question's sources, cross-entropy on its db, sets weighted alike."""
+    xs, ys, group, weight = [], [], [], []
+    for rows in sets.values():
+        usable = [r for r in rows if any(e.source == r["db"] for e in r["evidence"])]
+        for row in usable:
+            xs += [e.features() for e in row["evidence"]]
+            ys += [float(e.source == row["db"]) for e in row["evidence"]]
+            group += [len(weight)] * len(row["evidence"])
+            weight.append(1.0 / len(usable))
+    x, y, g, q = np.asarray(xs), np.asarray(ys), np.asarray(group), np.asarray(weight)
+    spread = x.std(0) + 1e-9
+    z = x / spread
+    w = np.zeros(z.shape[1])
+    for _ in range(3000):
+        logits = z @ w
+        logits -= np.maximum.reduceat(logits, np.flatnonzero(np.r_[True, g[1:] != g[:-1]]))[g]
+        e = np.exp(logits)
+        p = e / np.bincount(g, weights=e)[g]
+        w -= 0.5 * ((z.T @ ((p - y) * q[g])) / q.sum() + 1e-3 * w)
+    raw = w / spread
+    return Routing(**{f.name: round(float(v), 2) for f, v in zip(dataclasses.fields(Routing), raw)})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("benches", nargs="+", help="benchmark folders whose questions name their db")
+    parser.add_argument("--learn", action="store_true", help="fit the routing on the sets (but the held-out ones)")
+    parser.add_argument("--held-out", action="append", default=[], help="a set measured but never fitted on")
+    parser.add_argument("--json", help="write every figure here")
+    args = parser.parse_args(argv)
+    sets, twins_of, out = {}, {}, {"sets": {}, "learn": None}
+    for folder in args.benches:
+        started = time.perf_counter()
+        bench = load_benchmark(folder)
+        index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
+        sets[bench.name] = question_rows(index, bench)
+        twins_of[bench.name] = index.retrieval_state().answer.twins()
+        shipped = accuracy(sets[bench.name], Routing(), twins_of[bench.name])
+        out["sets"][bench.name] = {"Source@1": shipped[0], "Source@1 twins": shipped[1], "best table": shipped[2]}
+        twins = {k: v for k, v in twins_of[bench.name].items() if v}
+        print(
+            f"{bench.name:16s} Source@1 {shipped[0]:5.1f}  twins counted {shipped[1]:5.1f}  best table alone "
+            f"{shipped[2]:5.1f}  ({len(bench.queries)} q., {time.perf_counter() - started:.0f} s) twins: {twins}",
+            flush=True,
+        )
+    if args.learn:
+        fitted_on = {k: v for k, v in sets.items() if k not in args.held_out}
+        model = fit(fitted_on)
+        held = {}
+        for name in sets:
+            other = fit({k: v for k, v in fitted_on.items() if k != name}) if name in fitted_on else model
+            held[name] = accuracy(sets[name], other, twins_of[name])[0]
+        out["learn"] = {"routing": dataclasses.asdict(model), "held_out_source_at_1": held}
+        print(json.dumps(out["learn"], indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""Which source a question means: in a lake of several databases, the question is routed to one before its set.
+
+A user who points PEARL at a folder of databases does not say which one a question asks. The best table alone
+is a poor guide (``customers`` is in every database); each source's tables are read together instead
+(:class:`SourceEvidence`): how close its best tables come to the best score, how much of the question's word
+weight its tables hold, and how well its columns answer each content word of the question. A conditional
+logit over the sources in the ranking turns these into a probability per source (:class:`Routing`, fitted on
+every dev set whose questions name their database: ``python benchmarks/routing.py --learn``); the question is
+answered within the most probable source, and a second source within ``RIVAL`` of it is named as close.
+
+**Twins** are copies of one schema in two sources (a database exported twice, a sample loaded under two names):
+their table names match once a prefix every table of a source carries is dropped (``olist_orders`` is
+``orders``). A twin fits a question as well as its copy; the answer names it (:func:`twin_sources`).
+
+Pure functions over the ranking's scores, the words each table holds and the column cosines.
+
+Pipeline step: retrieval (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from llama_index_pearl.text.words import singular
+
+__all__ = [
+    "RIVAL",
+    "ROUTE_DEPTH",
+    "TWIN_OVERLAP",
+    "Route",
+    "Routing",
+    "SourceEvidence",
+    "route",
+    "twin_sources",
+]
+
+ROUTE_DEPTH = 48  # tables of the ranking read to route a question (each source's best ones among them)
+RIVAL = 0.2  # a second source at least this probable is named beside the chosen one
+TWIN_OVERLAP = 0.5  # share of their table names two sources hold in common to be twins (Jaccard)
+
+
+@dataclass(frozen=True)
+class SourceEvidence:
+    """What one source's tables in the ranking show of a question.
+
+    Args:
+        source: The source.
+        gap: How far its best table lies below the ranking's best.
+        gap_three: How far the mean of its three best tables lies below the ranking's best (missing ones count as
+            the ranking's last read).
+        words: The share of the question's word weight its tables hold.
+        word_columns: The mean, over the question's content words, of the best cosine with one of its columns.
+        tables: Its tables among the ranking's first ten.
+    """
+
+    source: str | None
+    gap: float
+    gap_three: float
+    words: float
+    word_columns: float
+    tables: int
+
+    def features(self) -> list[float]:
+        return [self.gap, self.gap_three, self.words, self.word_columns, math.log1p(self.tables)]
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Weights of the conditional logit over sources, one per :meth:`SourceEvidence.features`.
+
+    Fitted by ``python benchmarks/routing.py --learn`` on every dev set whose questions name their database,
+    each set weighted alike; rounded.
+    """
+
+    gap: float = -14.71
+    gap_three: float = -0.57
+    words: float = 4.13
+    word_columns: float = 18.47
+    tables: float = 0.46
+
+    def weights(self) -> np.ndarray:
+        return np.asarray([getattr(self, f.name) for f in fields(self)], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Route:
+    """The source a question is answered within, and how surely.
+
+    Args:
+        source: The chosen source.
+        confidence: Its probability among the sources in the ranking.
+        rivals: Other sources at least ``RIVAL`` probable, most probable first.
+        twins: Twins of the chosen source (copies of its schema) that the ranking holds.
+    """
+
+    source: str | None
+    confidence: float
+    rivals: tuple[str | None, ...] = ()
+    twins: tuple[str | None, ...] = ()
+
+
+def source_evidence(
+    ranked: Sequence[tuple[str, float]],
+    sources: Mapping[str, str | None],
+    shares: Mapping[str, frozenset[str]],
+    weights: Mapping[str, float],
+    word_columns: Mapping[str, Sequence[float]],
+) -> list[SourceEvidence]:
+    """The evidence of each source with a table in ``ranked``.
+
+    >>> ranked = [("a.x", 0.7), ("b.y", 0.6), ("a.z", 0.5)]
+    >>> ev = source_evidence(ranked, {"a.x": "a", "b.y": "b", "a.z": "a"}, {"b.y": frozenset({"w"})}, {"w": 1.0}, {})
+    >>> [(e.source, round(e.gap, 2), e.words, e.tables) for e in ev]
+    [('a', 0.0, 0.0, 2), ('b', 0.1, 1.0, 1)]
+
+    Args:
+        ranked: ``(table, score)``, best first.
+        sources: Table -> its source.
+        shares: Table -> the question's words it holds.
+        weights: Question word -> its weight.
+        word_columns: Table -> each content word's best cosine with one of its columns (empty: none).
+    """
+    if not ranked:
+        return []
+    top, last = ranked[0][1], ranked[-1][1]
+    total = sum(weights.get(w, 0.0) for w in set().union(*shares.values())) if shares else 0.0
+    grouped: dict[str | None, list[tuple[str, float]]] = {}
+    for table, score in ranked:
+        grouped.setdefault(sources.get(table), []).append((table, score))
+    first_ten = Counter(sources.get(t) for t, _ in ranked[:10])
+    out = []
+    for source, tables in grouped.items():
+        scores = [s for _, s in tables[:3]] + [last] * (3 - min(3, len(tables)))
+        held = set().union(*(shares.get(t, frozenset()) for t, _ in tables))
+        per_word = [word_columns[t] for t, _ in tables if len(word_columns.get(t, ()))]
+        covered = float(np.max(np.asarray(per_word), axis=0).mean()) if per_word else 0.0
+        out.append(
+            SourceEvidence(
+                source,
+                top - tables[0][1],
+                top - sum(scores) / 3,
+                sum(weights.get(w, 0.0) for w in held) / total if total else 0.0,
+                covered,
+                first_ten[source],
+            )
+        )
+    return out
+
+
+def route(evidence: Sequence[SourceEvidence], routing: Routing, twins: Mapping[str | None, Iterable[str]]) -> Route:
+    """The most probable source of the question (a softmax of the conditional logit over the sources).
+
+    >>> one = SourceEvidence("a", 0.0, 0.0, 1.0, 0.6, 5)
+    >>> other = SourceEvidence("b", 0.2, 0.3, 0.0, 0.3, 1)
+    >>> chosen = route([one, other], Routing(), {})
+    >>> chosen.source, chosen.confidence > 0.9, chosen.rivals
+    ('a', True, ())
+
+    Args:
+        evidence: Each source's evidence (:func:`source_evidence`).
+        routing: The weights.
+        twins: Source -> its twins (:func:`twin_sources`).
+    """
+    logits = np.asarray([e.features() for e in evidence], dtype=np.float64) @ routing.weights()
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    order = sorted(range(len(evidence)), key=lambda i: (-p[i], i))
+    best = evidence[order[0]].source
+    present = {e.source for e in evidence}
+    rivals = tuple(evidence[i].source for i in order[1:] if p[i] >= RIVAL)
+    return Route(best, float(p[order[0]]), rivals, tuple(t for t in twins.get(best, ()) if t in present))
+
+
+def twin_sources(names: Mapping[str | None, Iterable[str]]) -> dict[str | None, list[str]]:
+    """Each source's twins: sources whose table names, a prefix every table of a source carries dropped and
+    singular, overlap by at least ``TWIN_OVERLAP`` (Jaccard), two tables or more each.
+
+    >>> twin_sources({"shop": ["olist_orders", "olist_customers"], "store": ["Orders", "customers"], "zoo": ["animal"]})
+    {'shop': ['store'], 'store': ['shop']}
+
+    Args:
+        names: Source -> its tables' names.
+    """
+    normal = {source: _schema(list(tables)) for source, tables in names.items()}
+    twins: dict[str | None, list[str]] = {}
+    for a, left in normal.items():
+        for b, right in normal.items():
+            if a == b or len(left) < 2 or len(right) < 2:
+                continue
+            if len(left & right) / len(left | right) >= TWIN_OVERLAP:
+                twins.setdefault(a, []).append(b)  # type: ignore[arg-type]
+    return twins
+
+
+def _schema(tables: list[str]) -> frozenset[str]:
+    """Table names as a schema reads them: lower case, a prefix most of them share dropped, singular words."""
+    words = [name.lower().replace("-", "_").replace(" ", "_").split("_") for name in tables]
+    first = Counter(w[0] for w in words if len(w) > 1)
+    prefix = first.most_common(1)[0][0] if first else None
+    shared = prefix is not None and first[prefix] >= 2 and first[prefix] * 2 >= len(tables)
+    return frozenset(
+        "_".join(singular(w) for w in (parts[1:] if shared and parts[0] == prefix and len(parts) > 1 else parts))
+        for parts in words
+    )

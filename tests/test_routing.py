@@ -1,0 +1,141 @@
+"""A lake of several databases: each question is routed to its own database, and answered within it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from llama_index_pearl import PearlTableIndex, Table
+from llama_index_pearl.retrieval.routing import Routing, SourceEvidence, route, source_evidence, twin_sources
+
+
+def test_the_source_holding_more_of_the_question_wins_over_the_one_with_the_best_table():
+    """``customers`` is in both: the music store also holds the tracks and invoices the question asks about."""
+    music = SourceEvidence("music", gap=0.01, gap_three=0.02, words=0.9, word_columns=0.6, tables=3)
+    films = SourceEvidence("films", gap=0.0, gap_three=0.12, words=0.3, word_columns=0.35, tables=1)
+    assert route([films, music], Routing(), {}).source == "music"
+
+
+def test_a_close_second_source_is_named_as_a_rival():
+    a = SourceEvidence("a", 0.0, 0.0, 0.5, 0.5, 2)
+    b = SourceEvidence("b", 0.0, 0.0, 0.5, 0.5, 2)
+    chosen = route([a, b], Routing(), {})
+    assert chosen.source == "a" and chosen.rivals == ("b",)
+    assert chosen.confidence == pytest.approx(0.5)
+
+
+def test_twins_are_named_only_when_the_ranking_holds_them():
+    a, b = SourceEvidence("pagila", 0, 0, 1, 0.6, 3), SourceEvidence("zoo", 0.3, 0.3, 0, 0.2, 0)
+    assert route([a, b], Routing(), {"pagila": ["sakila"]}).twins == ()
+    twin = SourceEvidence("sakila", 0, 0, 1, 0.6, 3)
+    assert route([a, twin], Routing(), {"pagila": ["sakila"]}).twins == ("sakila",)
+
+
+def test_twin_schemas_match_once_a_prefix_all_their_tables_carry_is_dropped():
+    twins = twin_sources(
+        {
+            "olist": ["olist_orders", "olist_customers", "olist_products"],
+            "shop": ["orders", "customers", "products", "sellers"],
+            "zoo": ["animals", "keepers"],
+        }
+    )
+    assert twins == {"olist": ["shop"], "shop": ["olist"]}
+
+
+def test_a_source_evidence_counts_the_words_its_tables_hold_and_its_best_scores():
+    ranked = [("m.track", 0.7), ("f.film", 0.65), ("m.invoice", 0.6)]
+    sources = {"m.track": "m", "m.invoice": "m", "f.film": "f"}
+    words = {"m.invoice": frozenset({"invoice"}), "f.film": frozenset({"film"})}
+    evidence = {e.source: e for e in source_evidence(ranked, sources, words, {"invoice": 2.0, "film": 1.0}, {})}
+    assert evidence["m"].words == pytest.approx(2 / 3) and evidence["f"].words == pytest.approx(1 / 3)
+    assert evidence["m"].gap == 0.0 and evidence["f"].gap == pytest.approx(0.05)
+    assert evidence["m"].gap_three == pytest.approx(0.7 - (0.7 + 0.6 + 0.6) / 3)
+
+
+# ----------------------------------------------------------------- small lakes, the real encoder
+def _table(source: str, name: str, frame: pd.DataFrame) -> Table:
+    return Table(id=f"{source}/{name}", df=frame, name=name, source=source)
+
+
+@pytest.fixture(scope="module")
+def look_alikes(minilm) -> PearlTableIndex:
+    """A music store and a film rental shop: both have customers, each sells its own things."""
+    customers = pd.DataFrame({"customer_id": [1, 2, 3, 4], "first_name": ["Ann", "Bob", "Cy", "Di"]})
+    tables = [
+        _table("music", "customer", customers),
+        _table("music", "track", pd.DataFrame({"track_id": [1, 2, 3], "track_name": ["Blue", "Red", "Gold"]})),
+        _table(
+            "music",
+            "invoice_line",
+            pd.DataFrame({"line_id": [1, 2, 3, 4], "customer_id": [1, 2, 1, 4], "track_id": [1, 2, 3, 1]}),
+        ),
+        _table("films", "customer", customers.assign(customer_id=[11, 12, 13, 14])),
+        _table("films", "film", pd.DataFrame({"film_id": [5, 6, 7], "title": ["Alien", "Heat", "Up"]})),
+        _table(
+            "films",
+            "rental",
+            pd.DataFrame({"rental_id": [1, 2, 3, 4], "customer_id": [11, 12, 13, 11], "film_id": [5, 6, 7, 5]}),
+        ),
+    ]
+    return PearlTableIndex.from_tables(tables, embed_model=minilm)
+
+
+def _answer(index: PearlTableIndex, question: str) -> tuple[set[str], dict]:
+    nodes = index.as_retriever(similarity_top_k=6).retrieve(question)
+    return {n.node.metadata["table_id"] for n in nodes if n.node.metadata["in_set"]}, nodes[0].node.metadata
+
+
+def test_a_question_naming_one_databases_tables_is_answered_within_it(look_alikes):
+    chosen, meta = _answer(look_alikes, "Which tracks did each customer buy?")
+    assert meta["routed_source"] == "music" and 0.5 < meta["route_confidence"] <= 1.0
+    assert chosen and all(t.startswith("music/") for t in chosen)
+
+
+def test_the_other_database_is_routed_to_by_its_own_words(look_alikes):
+    chosen, meta = _answer(look_alikes, "Which films did each customer rent?")
+    assert meta["routed_source"] == "films"
+    assert chosen and all(t.startswith("films/") for t in chosen)
+
+
+def test_one_source_is_not_routed(minilm):
+    index = PearlTableIndex.from_tables({"a": pd.DataFrame({"x": [1, 2]})}, embed_model=minilm)
+    assert index.as_retriever().retrieve("x?")[0].node.metadata["routed_source"] is None
+
+
+def test_a_twin_of_the_chosen_database_is_named(minilm):
+    schema = {
+        "actor": pd.DataFrame({"actor_id": [1, 2, 3], "last_name": ["Hope", "Reed", "Page"]}),
+        "film_actor": pd.DataFrame({"actor_id": [1, 2, 3, 1], "film_id": [9, 8, 9, 7]}),
+    }
+    tables = [_table(source, name, frame) for source in ("pagila", "sakila") for name, frame in schema.items()]
+    tables.append(_table("zoo", "animal", pd.DataFrame({"animal_id": [1, 2], "species": ["zebra", "yak"]})))
+    index = PearlTableIndex.from_tables(tables, embed_model=minilm)
+    _, meta = _answer(index, "Which actors played in the most films?")
+    assert meta["routed_source"] in ("pagila", "sakila")
+    assert meta["route_twins"] == [{"pagila": "sakila", "sakila": "pagila"}[meta["routed_source"]]]
+
+
+def test_a_question_across_two_sources_joined_by_a_key_gets_one_set_across_them(minilm):
+    """Exports of one company in two folders: the invoices reference the CRM's customers by key."""
+    tables = [
+        _table(
+            "crm",
+            "customers",
+            pd.DataFrame({"customer_id": range(1, 9), "customer_name": [f"Client {c}" for c in "ABCDEFGH"]}),
+        ),
+        _table(
+            "billing",
+            "invoices",
+            pd.DataFrame(
+                {
+                    "invoice_id": range(100, 112),
+                    "customer_id": [1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4],
+                    "amount": [10.0, 20.5, 7.25, 99.0, 12.0, 5.5, 80.0, 3.0, 44.0, 1.0, 2.0, 9.9],
+                }
+            ),
+        ),
+    ]
+    index = PearlTableIndex.from_tables(tables, embed_model=minilm)
+    assert index.join_graph.has_edge("billing/invoices", "crm/customers")
+    chosen, _ = _answer(index, "What is the total invoice amount of each customer name?")
+    assert chosen == {"billing/invoices", "crm/customers"}
