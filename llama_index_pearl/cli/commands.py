@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -229,18 +230,29 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
     graph, tables = load_graph_and_tables(Path(args.index_dir))  # drawing needs no encoder: none is loaded
     drawing = SimpleNamespace(join_graph=graph, tables={t.id: t for t in tables}, join_paths=paths_from_graph(graph))
-    page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
-    write_graph_page(drawing, page, sample_rows=args.sample_rows)
+    if args.html:
+        write_graph_page(drawing, Path(args.html), sample_rows=args.sample_rows)
     if args.png:
-        from llama_index_pearl.presentation.headless import screenshot
-
-        try:
-            screenshot(page, args.png, window=(args.width, args.height))
-        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
-            raise ValueError(f"--png: {exc}") from exc
-        if not args.html:
-            page.unlink()
+        _screenshot(drawing, args)
     if not args.quiet:
         written = ", ".join(str(p) for p in (args.html, args.png) if p)
         show(f"Join graph of {len(tables)} tables, {graph.number_of_edges()} edges: {written}")
     return 0
+
+
+def _screenshot(drawing: SimpleNamespace, args: argparse.Namespace) -> None:
+    """``--png``: a screenshot of the page; without ``--html`` the page lives in a temporary folder, never beside the
+    PNG, where it would replace a file of the user's."""
+    from llama_index_pearl.presentation.graph_page import write_graph_page
+    from llama_index_pearl.presentation.headless import screenshot
+
+    with tempfile.TemporaryDirectory(prefix="pearl-graph-") as folder:
+        page = (
+            Path(args.html)
+            if args.html
+            else write_graph_page(drawing, Path(folder) / "graph.html", sample_rows=args.sample_rows)
+        )
+        try:
+            screenshot(page, args.png, window=(args.width, args.height))
+        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
+            raise ValueError(f"--png: {exc}") from exc
