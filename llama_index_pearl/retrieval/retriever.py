@@ -126,7 +126,7 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         if not 0.0 <= lexical_weight < float("inf"):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
-        if set_margin is not None and not (_positive_int(set_margin) or set_margin == 0):
+        if set_margin is not None and not _int_at_least(set_margin, 0):
             raise ValueError(f"set_margin must be an integer >= 0 or None, got {set_margin!r}")
         if filters is not None and not isinstance(filters, MetadataFilters):
             raise ValueError(f"filters must be LlamaIndex's MetadataFilters, got {type(filters).__name__}")
@@ -300,8 +300,13 @@ class PearlRetriever(BaseRetriever):
         return bundles
 
 
+def _int_at_least(value: object, minimum: int) -> bool:
+    """An integer, never a ``bool`` or a ``float`` however whole (``False`` and ``0.0`` are refused as ``True``)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
 def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return _int_at_least(value, 1)
 
 
 def _given_embedding(query_bundle: QueryBundle) -> list[float] | None:
