@@ -147,3 +147,14 @@ def test_another_vector_store_scopes_as_the_default_store_does(two_shops, hashin
     ours = other.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
     default = two_shops.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
     assert [n.node.metadata["table_id"] for n in ours] == [n.node.metadata["table_id"] for n in default]
+
+
+# ------------------------------------------------------------------------------- None, lexical evidence, hints
+def test_none_stands_for_no_source_and_never_for_a_source_named_none():
+    sources = {"a": "None", "b": "shop"}  # "c" has no source
+    no_source = MetadataFilter(key="source", value=None, operator=FilterOperator.EQ)
+    assert sorted(tables_in_scope(_where(no_source), ["a", "b", "c"], sources)) == ["c"]
+    some_source = MetadataFilter(key="source", value=None, operator=FilterOperator.NE)
+    assert sorted(tables_in_scope(_where(some_source), ["a", "b", "c"], sources)) == ["a", "b"]
+    named_none = MetadataFilter(key="source", value="None")
+    assert sorted(tables_in_scope(_where(named_none), ["a", "b", "c"], sources)) == ["a"]
