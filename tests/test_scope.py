@@ -158,3 +158,14 @@ def test_none_stands_for_no_source_and_never_for_a_source_named_none():
     assert sorted(tables_in_scope(_where(some_source), ["a", "b", "c"], sources)) == ["a", "b"]
     named_none = MetadataFilter(key="source", value="None")
     assert sorted(tables_in_scope(_where(named_none), ["a", "b", "c"], sources)) == ["a"]
+
+
+def test_join_hints_of_a_scoped_retrieval_never_go_through_a_table_outside_it(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    ends = MetadataFilter(key="table_id", value=["singer", "stadium"], operator=FilterOperator.IN)
+    retriever = index.as_retriever(similarity_top_k=2, filters=_where(ends), include_join_hints_in_text=True)
+    nodes = retriever.retrieve("Which stadium did Ann Lee sing at?")
+    assert {n.node.metadata["table_id"] for n in nodes} == {"singer", "stadium"}
+    assert [h for n in nodes for h in n.node.metadata["join_hints"]] == []
+    assert not any("concert" in n.node.get_content() for n in nodes)
+    assert sorted(index.join_graph["concert"]) == ["singer", "stadium"]  # they join, through concert only

@@ -174,7 +174,8 @@ class PearlRetriever(BaseRetriever):
         request = yield Work(lambda: self._request(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
-        return (yield Work(lambda: [state.answer.result(ranked, request, hints) for ranked in rankings]))
+        answer = state.answer_in(request.scope)
+        return (yield Work(lambda: [answer.result(ranked, request, hints) for ranked in rankings]))
 
     def _request(self, state: RetrievalState) -> Request:
         """What this retriever asks of a revision now (its scope read there)."""

@@ -14,6 +14,7 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Protocol
@@ -30,7 +31,7 @@ from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
 from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.scope import Scope, Scopes
+from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.store_search import StoreSearch
 
@@ -93,6 +94,8 @@ class RetrievalState:
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, index.table_text)
         self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources)
+        self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
+        self._lock = threading.Lock()
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
 
     @property
@@ -116,3 +119,21 @@ class RetrievalState:
             filters: LlamaIndex's filters on ``table_id`` and ``source``.
         """
         return self.scopes.of(filters)
+
+    def answer_in(self, scope: Scope | None) -> SetAnswer:
+        """The answer step of a retrieval within ``scope``: its join hints read the join graph among the scope's
+        tables, so that no hint goes through a table outside it (nor reaches an LLM's JOIN text).
+
+        Args:
+            scope: The retrieval's scope (``None``: every table, :attr:`answer`).
+        """
+        if scope is None:
+            return self.answer
+        with self._lock:
+            found = self._scoped_answers.get(scope.tables)
+            if found is None:
+                if len(self._scoped_answers) >= SCOPE_CACHE_SIZE:
+                    self._scoped_answers.clear()
+                nodes = self.nodes.within(scope.graph)
+                found = self._scoped_answers[scope.tables] = SetAnswer(self.search, self.words, nodes, self.sources)
+            return found
