@@ -60,7 +60,7 @@ class ExactSearch:
     def _rank(self, questions: Sequence[Question], request: Request) -> list[Ranked]:
         depth, scope = request.depth, request.scope
         matrix = np.asarray([q.embedding for q in questions], dtype=np.float32)
-        boosts = [self.space.boost(q.text, request.lexical_weight) for q in questions]
+        boosts = [self.space.boost(q.text, request.lexical_weight, scope) for q in questions]
         if scope is not None:
             tables = [self.search_scoped(vector, depth, boost, scope) for vector, boost in zip(matrix, boosts)]
         else:
