@@ -202,7 +202,9 @@ def _folder_joins(given: Path, args: argparse.Namespace) -> dict[str, Any]:
 
     started = time.perf_counter()
     config = config_from_args(args)
-    tables = load_tables(args.tables, max_rows_read=config.max_rows_read, strict=config.strict)
+    tables = load_tables(
+        args.tables, max_rows_read=config.max_rows_read, strict=config.strict, skip_bad_lines=config.skip_bad_lines
+    )
     policy = config.cross_source_joins
     discovery = discover_join_paths(
         tables,

@@ -98,6 +98,8 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     if report.skipped:
         names = ", ".join(s["path"] for s in report.skipped[:3]) + (", ..." if len(report.skipped) > 3 else "")
         lines.append(f"  skipped {_plural(len(report.skipped), 'file')} that could not be read (warned above): {names}")
+    if report.bad_lines:
+        lines.append("  " + _bad_lines(report.bad_lines))
     if graph.number_of_edges():
         lines.append("  join graph: " + _graph_line(graph))
     if report.n_paths:
@@ -108,6 +110,13 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     if report.generation:
         lines.append("  questions: " + _generation(report.generation, generator))
     return "\n".join(lines)
+
+
+def _bad_lines(bad_lines: Sequence[Mapping[str, Any]]) -> str:
+    """The rows ``--skip-bad-lines`` skipped, and in which files."""
+    rows = sum(int(b["rows"]) for b in bad_lines)
+    names = ", ".join(f"{b['path']} ({b['rows']:,})" for b in bad_lines[:3]) + (", ..." if len(bad_lines) > 3 else "")
+    return f"skipped {_plural(rows, 'row')} with more fields than the header (--skip-bad-lines): {names}"
 
 
 def _generation(generation: Mapping[str, Any], generator: str) -> str:
