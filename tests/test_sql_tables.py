@@ -226,9 +226,11 @@ def test_as_sql_query_engine_honours_the_retrievers_filters(index, sql_database)
 
 
 def test_as_sql_query_engine_refuses_an_argument_nothing_takes_by_name(index, sql_database):
-    with FakeOpenAIServer(default=text(WEMBLEY_SINGERS)) as server:
-        with pytest.raises(TypeError, match="'similarity_top_kk'"):
-            index.as_sql_query_engine(sql_database, llm=_llm(server), similarity_top_kk=3)
+    with (
+        FakeOpenAIServer(default=text(WEMBLEY_SINGERS)) as server,
+        pytest.raises(TypeError, match="'similarity_top_kk'"),
+    ):
+        index.as_sql_query_engine(sql_database, llm=_llm(server), similarity_top_kk=3)
 
 
 def test_as_sql_query_engine_without_any_llm_says_how_to_give_one(index, sql_database):
