@@ -114,6 +114,16 @@ def test_eval_per_database_needs_every_question_in_a_database(bench, capsys):
     assert "gives some questions no db" in capsys.readouterr().err
 
 
+def test_eval_per_database_refuses_a_question_whose_db_names_no_database_of_the_tables(bench_of_databases, capsys):
+    queries = [json.loads(line) for line in (bench_of_databases / "queries.jsonl").read_text().splitlines()]
+    queries[0]["db"] = "muisc"
+    (bench_of_databases / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    assert main(["eval", str(bench_of_databases), "--per-database"]) == 2
+    assert "names databases no table has: 'muisc' (1 question); the tables' databases: 'music', 'zoo'" in (
+        capsys.readouterr().err
+    )
+
+
 def test_eval_reports_the_sets_precision_beside_its_completeness(bench_of_databases, tmp_path):
     out = tmp_path / "p.json"
     assert main(["eval", str(bench_of_databases), "--per-database", "--json", str(out)]) == 0

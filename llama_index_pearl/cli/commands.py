@@ -29,8 +29,10 @@ from llama_index_pearl.cli.output import (
     format_estimate,
     format_join_edges,
     format_ranked,
+    format_table_names,
     join_graph_records,
 )
+from llama_index_pearl.cli.sources import resolve_sources, short_table_names, tables_named, with_short_names
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
@@ -76,12 +78,18 @@ def _ranked(
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
     set_rule: SetRule | None = DEFAULT_SET_RULE,
     filters: MetadataFilters | None = None,
+    quiet: bool = False,
 ) -> str:
     retriever = index.as_retriever(
         similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule, filters=filters
     )
     nodes = retriever.retrieve(question)
-    return format_ranked(question, nodes, hints_of_result(n.node.metadata for n in nodes), lexical_weight)
+    hints = hints_of_result(n.node.metadata for n in nodes)
+    names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
+    nodes, hints = with_short_names(nodes, hints, names)
+    if quiet:
+        return format_table_names(nodes)
+    return format_ranked(question, nodes, hints, lexical_weight)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -136,8 +144,8 @@ def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
 
 def cmd_query(args: argparse.Namespace) -> int:
     index = load_index(args.index_dir, args)
-    filters = source_filters(args.source)
-    _check_sources(index, args.source or [])
+    wanted = resolve_sources(args.source or [], {s for s in index.catalog.sources.values() if s})
+    filters = source_filters(wanted)
     if args.json:
         retriever = index.as_retriever(
             similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args), filters=filters
@@ -146,16 +154,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
-        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters))
+        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters, args.quiet))
     return 0
-
-
-def _check_sources(index: PearlTableIndex, wanted: list[str]) -> None:
-    """A source no table has is a typo, not an empty answer: say which sources there are."""
-    known = set(index.catalog.sources.values())
-    if missing := [s for s in wanted if s not in known]:
-        listed = ", ".join(sorted(known)[:20]) or "none: the index records no source (rebuild it to scope questions)"
-        raise ValueError(f"no table of source {', '.join(map(repr, missing))}; the index's sources: {listed}")
 
 
 def _is_benchmark(path: Path) -> bool:

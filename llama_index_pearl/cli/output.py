@@ -29,6 +29,7 @@ __all__ = [
     "format_estimate",
     "format_join_edges",
     "format_ranked",
+    "format_table_names",
     "graph_counts",
     "join_graph_records",
 ]
@@ -223,6 +224,15 @@ def format_ranked(
             lines.append("How they join the set and each other:")
             lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
+
+
+def format_table_names(nodes: Sequence[NodeWithScore]) -> str:
+    """``pearl query -q``: the tables alone, one per line, in the order retrieved (the set first).
+
+    Args:
+        nodes: ``PearlRetriever`` results, best first.
+    """
+    return "\n".join(hit.node.metadata["table_id"] for hit in nodes)
 
 
 def _table_lines(
