@@ -428,7 +428,7 @@ def test_demo_explains_each_answer(capsys):
 def test_every_config_field_but_csv_options_has_a_build_flag():
     from llama_index_pearl.config import option_fields
 
-    args = full_parser().parse_args(["index", "tables/"])
+    args = full_parser().parse_args(["index", "tables/", "--out", "idx"])
     assert {f.name for f in option_fields()} - set(vars(args)) == {"csv_options"}
 
 
@@ -436,7 +436,8 @@ def test_build_flags_become_the_config_the_library_builds_with():
     from llama_index_pearl.cli.options import config_from_args
     from llama_index_pearl.config import PearlConfig
 
-    argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-star-units", "--lambda-div", "0.2"]
+    argv = ["index", "tables/", "--out", "idx", "--budget", "3", "--no-titles", "--no-star-units"]
+    argv += ["--lambda-div", "0.2"]
     config = config_from_args(full_parser().parse_args(argv))
     assert config == PearlConfig(budget=3, include_titles=False, star_units=False, lambda_div=0.2)
 

@@ -122,8 +122,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         generator = built.generator.model_name if built.generator else "the heuristic generator (free)"
         show(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
         return 0
-    if args.out is None:
-        raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
     out = _check_out(args.out)
     index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
     started = time.perf_counter()
