@@ -28,6 +28,12 @@ def _demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-k", type=positive_int, default=5, help="tables per question (each demo question needs at most 5)"
     )
+    parser.add_argument(
+        "--data-folder",
+        action="store_true",
+        help="print the folder of the bundled music database's CSV files and stop: pearl index \"$(pearl demo "
+        '--data-folder)" --out idx',
+    )
 
 
 def _index(parser: argparse.ArgumentParser) -> None:

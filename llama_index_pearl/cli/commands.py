@@ -40,10 +40,11 @@ from llama_index_pearl.retrieval.join_hints import hints_of_result
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE, SetRule
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
+from llama_index_pearl.tables.bundled import example_data
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
-EXAMPLE_DATA = Path(__file__).resolve().parents[1] / "example_data"
+EXAMPLE_DATA = example_data()
 DEMO_QUESTIONS = (
     "In which city did Velvet Harbor play the Harbor Nights Tour?",
     "Which songs appear on albums released by artists signed to Northwind Records?",
@@ -93,6 +94,9 @@ def _ranked(
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.data_folder:
+        show(str(EXAMPLE_DATA))
+        return 0
     index = PearlTableIndex.from_tables(EXAMPLE_DATA)
     if not args.quiet:
         show(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
