@@ -81,3 +81,20 @@ def test_the_unknown_source_error_is_one_line_whatever_the_source_names_hold():
 def test_the_unknown_source_error_says_how_many_sources_it_does_not_list():
     with pytest.raises(ValueError, match=r"'db00', .*'db19' and 5 more$"):
         resolve_sources(["nope"], [f"db{n:02d}" for n in range(25)])
+
+
+@pytest.fixture(scope="module")
+def many_sources_index(tmp_path_factory):
+    """22 sources, one of them named with a newline (a folder someone else named)."""
+    folder = tmp_path_factory.mktemp("many")
+    for name in ["an odd\nname", *(f"db{n:02d}" for n in range(21))]:
+        (folder / "lake" / name).mkdir(parents=True)
+        (folder / "lake" / name / "items.csv").write_text("item_id,label\n1,lamp\n2,desk\n")
+    assert main(["index", str(folder / "lake"), "--out", str(folder / "idx"), "-q"]) == 0
+    return folder / "idx"
+
+
+def test_pearl_query_names_the_sources_on_one_line_and_how_many_it_leaves_out(many_sources_index, capsys):
+    assert main(["query", str(many_sources_index), "Which lamps?", "--source", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith("and 2 more")
