@@ -46,6 +46,9 @@ def test_ctrl_c_while_pearl_imports_is_one_line_and_status_130(tmp_path):
         f"""
         import os, signal, sys
 
+        # as in a terminal: a process started in the background (make test under nohup) inherits SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
         class CtrlC:
             def find_spec(self, name, path=None, target=None):
                 if name == "llama_index.core":
