@@ -342,6 +342,17 @@ def test_the_readme_is_read_in_five_minutes():
     assert "make demo" in first_screen and "make test" in first_screen and "pip install" in first_screen
 
 
+def test_the_readme_says_why_not_objectindex_with_figures_measured_in_the_benchmarks_and_their_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Why not LlamaIndex's ObjectIndex?")[1].split("\n## ")[0].strip()
+    assert len(section.splitlines()) <= 8 and "`pearl eval " in section
+    measured = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    figures = re.findall(r"\d+\.\d+", section)
+    assert figures and all(figure in measured for figure in figures), figures
+    assert "(docs/evaluation.md#where-the-benchmark-data-comes-from)" in readme
+    assert "## Where the benchmark data comes from" in (DOCS / "evaluation.md").read_text(encoding="utf-8")
+
+
 def test_no_page_names_a_path_of_one_machine():
     machine = re.compile(r"/(work|home|Users|root|tmp)/|[A-Z]:\\\\")
     found = [
