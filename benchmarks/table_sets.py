@@ -44,7 +44,7 @@ from llama_index_pearl.evaluation.benchmark import (
 )
 from llama_index_pearl.retrieval.evidence import FEATURES, Confidence, content_words
 from llama_index_pearl.retrieval.search import Question, Ranked
-from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, choose_table_set, set_first
+from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, set_first
 from llama_index_pearl.text.models import embed_queries
 
 MODES = ("db", "pool")
@@ -74,19 +74,24 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
     words = _word_vectors(index, state, [q.question for q in queries])
     rows = []
     for query, vector in zip(queries, vectors):
-        boost = state.space.boost(query.question, retriever.lexical_weight)
         scope = None
         if per_database and query.db:
             scope = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value=query.db)]))
+        boost = state.space.boost(query.question, retriever.lexical_weight, scope)
         if scope is None:
             pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         else:
             pooled = search.search_scoped(vector, len(scope.tables), boost, scope)
         question = Question(query.question, vector.tolist(), words[query.question])
-        ranked = Ranked(question, pooled, vector, boost)
+        ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
         rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "sources": state.sources})
     return rows
+
+
+def _chooser(state: Any, ranked: Ranked, scope: Any) -> Any:
+    """The set a rule chooses for this question, as the answer step chooses it (routed in a lake)."""
+    return lambda rule: state.answer_in(scope).table_set(ranked, rule, scope)
 
 
 def _word_vectors(index: PearlTableIndex, state: Any, questions: Sequence[str]) -> dict[str, np.ndarray]:
@@ -173,9 +178,7 @@ def evaluate(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], rule
             orders.append(ranked_ids)
             sets.append(ranked_ids[:1])
             continue
-        evidence = row["evidence"]
-        confidence = dict(zip(evidence.tables, rule.confidence.probabilities(evidence.features).tolist()))
-        chosen = choose_table_set(row["ranked"], confidence, evidence.seed, evidence.graph, rule, row["sources"])
+        chosen = row["choose"](rule)
         orders.append(set_first(ranked_ids, chosen))
         sets.append(list(chosen.tables))
         needed.append([t for t in chosen.tables if chosen.tiers[t] is SetTier.NEEDED])

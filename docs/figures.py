@@ -4,8 +4,9 @@
     python docs/figures.py --check   # exit 1 and name the stale figures (tests/test_docs.py runs this)
 
 A page holds a figure between ``<!-- figure: NAME -->`` and ``<!-- end figure -->``: a Mermaid block (Material
-for MkDocs draws it with the vendored ``docs/assets/javascripts/mermaid.min.js``, offline; GitHub draws it too).
-Each one is built here from an index of ``llama_index_pearl/example_data`` at the default settings (bundled
+for MkDocs draws it with the vendored ``docs/assets/javascripts/mermaid.min.js``, offline; GitHub draws it too),
+and where its words describe the result drawn (the answer set), its caption, written from the same result.
+Each one is built here from an index of ``llama_index_pearl.example_data()`` at the default settings (bundled
 MiniLM, heuristic questions), so a change to discovery, units, scores or the set shows up as a stale figure.
 """
 
@@ -31,10 +32,9 @@ UNIT_TABLES = ("labels", "albums")
 @cache
 def bundled_index():
     """The index ``pearl demo`` builds: the bundled music database, default settings."""
-    import llama_index_pearl
-    from llama_index_pearl import PearlTableIndex
+    from llama_index_pearl import PearlTableIndex, example_data
 
-    return PearlTableIndex.from_tables(str(Path(llama_index_pearl.__file__).parent / "example_data"))
+    return PearlTableIndex.from_tables(example_data())
 
 
 def _label(text: str) -> str:
@@ -137,8 +137,31 @@ def pooling() -> str:
 
 
 def answer_set() -> str:
-    """The set a question gets: matched tables, the bridge that joins them, the other candidates."""
+    """The set a question gets: matched tables, the bridge that joins them, the other candidates; and its caption,
+    written from the same result (what the prose says of it cannot disagree with it)."""
     nodes = bundled_index().as_retriever(similarity_top_k=5).retrieve(SET_QUESTION)
+    return _answer_set_drawing(nodes) + "\n" + _answer_set_caption(nodes) + "\n"
+
+
+def _answer_set_caption(nodes: list) -> str:
+    """Each table of the result, in order: its role in the set and how surely the question needs it."""
+
+    def said(meta: dict) -> str:
+        if not meta["in_set"]:
+            return f"`{meta['table_id']}` (a candidate outside the set)"
+        sure = f", confidence {meta['set_confidence']:.2f}" if meta["set_confidence"] is not None else ""
+        return f"`{meta['table_id']}` ({meta['set_reason']}{sure})"
+
+    tables = [said(n.metadata) for n in nodes]
+    listed = ", ".join(tables[:-1]) + f" and {tables[-1]}" if len(tables) > 1 else tables[0]
+    return (
+        f'*The result for "{SET_QUESTION}", in order: {listed}. A bridge joins tables that match, though the '
+        "question names none of it; the confidence says how surely the question needs a table. Written, picture "
+        "and words, by `python docs/figures.py`.*"
+    )
+
+
+def _answer_set_drawing(nodes: list) -> str:
     lines = ["flowchart LR"]
     for node in nodes:
         meta = node.metadata

@@ -13,9 +13,11 @@ and ``mkdocs build`` replaces what lies between them with NAME's text:
   argparse derived from each;
 - ``cli-reference``: every ``pearl`` command, its usage and its arguments, read off the argparse parsers of
   ``llama_index_pearl.cli`` (``full_parser()``, the parser ``pearl`` itself runs);
-- ``api-reference``: a mkdocstrings directive per public name of ``llama_index_pearl`` (``_PUBLIC``), with the
-  members a class inherits from the package's classes that are no public name, so documented nowhere else
-  (``PearlTableIndex``'s builds, updates and engines; the reports' ``to_dict``);
+- ``api-reference``: a summary of the public names of ``llama_index_pearl`` (``_PUBLIC``), then a mkdocstrings
+  directive per name, ``PearlTableIndex``, ``PearlRetriever`` and ``PearlConfig`` first; ``PearlTableIndex``'s
+  members grouped by what a reader comes for (builds, engines, updates: ``MEMBER_GROUPS``) before the rest; other
+  classes with the members they inherit from the package's classes that are no public name (the reports'
+  ``to_dict``);
 - ``benchmarks``: ``benchmarks/README.md``, where every measurement is written once.
 
 An unknown NAME, or a begin without its end, fails the build.
@@ -187,21 +189,70 @@ def _arguments(parser: argparse.ArgumentParser) -> list[str]:
     return out
 
 
+# the public names a reader looks for first; the others follow in ``__all__``'s order
+LEAD = ("PearlTableIndex", "PearlRetriever", "PearlConfig")
+# a class's members by what a reader comes for, first; its other public members follow, under OTHER_MEMBERS
+MEMBER_GROUPS = {
+    "PearlTableIndex": {
+        "Build, load and persist": ["from_tables", "afrom_tables", "estimate_cost", "load", "persist"],
+        "Ask": ["as_retriever", "as_query_engine", "as_chat_engine", "as_sql_table_retriever", "as_sql_query_engine"],
+        "Update": ["insert_tables", "ainsert_tables", "delete_table", "adelete_table"],
+        "What it holds": ["tables", "join_graph", "join_paths", "units", "config", "report", "embed_model"],
+    },
+}
+OTHER_MEMBERS = "Other members (what the retriever and the engines read)"
+
+
+def _public_names() -> list[str]:
+    import llama_index_pearl
+
+    return [*LEAD, *(n for n in llama_index_pearl.__all__ if n not in LEAD)]
+
+
+def _summary(obj: object) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return _markdown(doc.split("\n\n", 1)[0]) if doc else ""
+
+
 def api_reference() -> str:
-    """A mkdocstrings directive per public name, in ``__all__``'s order."""
+    """A summary of the public names, then a mkdocstrings directive per name: the index, the retriever and the
+    config first, each class's members grouped by what a reader comes for (:data:`MEMBER_GROUPS`)."""
     import importlib
 
     import llama_index_pearl
 
-    out = []
-    for name in llama_index_pearl.__all__:
-        module = llama_index_pearl._PUBLIC[name]
-        out.append(f"::: {module}.{name}")
-        inherited = _inherited(getattr(importlib.import_module(module), name))
-        if inherited:
-            out += ["    options:", f"      inherited_members: [{', '.join(inherited)}]"]
-        out.append("")
+    names = _public_names()
+    objects = {n: getattr(importlib.import_module(llama_index_pearl._PUBLIC[n]), n) for n in names}
+    out = ["| name | what it is |", "|---|---|"]
+    out += [f"| [`{n}`](#{llama_index_pearl._PUBLIC[n]}.{n}) | {_cell(_summary(objects[n]))} |" for n in names]
+    out += ["", "The command line: [Command line](cli.md), every `pearl` command and flag.", ""]
+    for name in names:
+        path = f"{llama_index_pearl._PUBLIC[name]}.{name}"
+        groups = MEMBER_GROUPS.get(name)
+        if groups is None:
+            out.append(f"::: {path}")
+            inherited = _inherited(objects[name])
+            if inherited:
+                out += ["    options:", f"      inherited_members: [{', '.join(inherited)}]"]
+            out.append("")
+            continue
+        out += [f"::: {path}", "    options:", "      members: false", ""]
+        grouped = [m for members in groups.values() for m in members]
+        rest = [m for m in _public_members(objects[name]) if m not in grouped]
+        for title, members in [*groups.items(), (OTHER_MEMBERS, rest)]:
+            out += [f"### {title}", ""]
+            for member in members:
+                out += [f"::: {path}.{member}", "    options:", "      heading_level: 4", ""]
     return "\n".join(out)
+
+
+def _public_members(cls: type) -> list[str]:
+    """A class's public members, its own and its bases' of this package, in source order."""
+    names: list[str] = []
+    for base in reversed(cls.__mro__):
+        if base.__module__.startswith("llama_index_pearl"):
+            names += [n for n in vars(base) if not n.startswith("_") and n not in names]
+    return names
 
 
 def _inherited(obj: object) -> list[str]:

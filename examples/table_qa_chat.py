@@ -24,7 +24,7 @@ from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.generation import HeuristicQueryGenerator
 from llama_index_pearl.retrieval.join_hints import compute_join_hints
 
-DEFAULT_FOLDER = Path(llama_index_pearl.__file__).parent / "example_data"
+DEFAULT_FOLDER = llama_index_pearl.example_data()
 
 
 def make_llm(base: str | None, model: str | None, api_key: str):

@@ -30,7 +30,7 @@ from llama_index_pearl.generation import HeuristicQueryGenerator
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from table_qa_chat import make_llm, questions  # examples share their small helpers
 
-EXAMPLE_DATA = Path(llama_index_pearl.__file__).parent / "example_data"
+EXAMPLE_DATA = llama_index_pearl.example_data()
 MAX_ROWS_SHOWN = 20
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from llama_index_pearl.index import PearlTableIndex
     from llama_index_pearl.retrieval.retriever import PearlRetriever
     from llama_index_pearl.storage.locks import LockTimeout
+    from llama_index_pearl.tables.bundled import example_data
     from llama_index_pearl.tables.inputs import load_tables
     from llama_index_pearl.tables.table import ForeignKey, Table
     from llama_index_pearl.text.serialization import TableView
@@ -42,6 +43,7 @@ _PUBLIC = {
     "Table": "llama_index_pearl.tables.table",
     "TableView": "llama_index_pearl.text.serialization",
     "UpdateReport": "llama_index_pearl.corpus.updates",
+    "example_data": "llama_index_pearl.tables.bundled",
     "load_tables": "llama_index_pearl.tables.inputs",
     "register_generator": "llama_index_pearl.generation",
 }
@@ -58,6 +60,7 @@ __all__ = [
     "Table",
     "TableView",
     "UpdateReport",
+    "example_data",
     "load_tables",
     "register_generator",
 ]

@@ -86,6 +86,9 @@ class PearlConfig:
             per file where not given.
         strict: Stop at the first table file that cannot be read (``False``: skip it
             with one warning naming it and why; the build report lists it).
+        skip_bad_lines: Skip the rows of a CSV file that hold more fields than its header (pandas'
+            ``on_bad_lines="skip"``), with one warning naming the file and how many, counted in the build report
+            (``bad_lines``); ``False``: such a row makes the file unreadable (skipped, or an error with ``strict``).
         augment: Discover join paths and add generated units (``False``: the
             whole-table baseline).
         budget: Paths kept per pool by lazy greedy (paper's K). Default: every
@@ -148,6 +151,12 @@ class PearlConfig:
         "reading",
         "stop at the first table file that cannot be read (default: skip it with a warning naming it)",
         persist=False,
+        update=True,
+    )
+    skip_bad_lines: bool = option(
+        False,
+        "reading",
+        "skip CSV rows with more fields than the header, counted in the build report (default: skip the whole file)",
         update=True,
     )
     augment: bool = option(

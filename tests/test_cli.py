@@ -118,6 +118,16 @@ def test_eval_per_database_needs_every_question_in_a_database(bench, capsys):
     assert "gives some questions no db" in capsys.readouterr().err
 
 
+def test_eval_per_database_refuses_a_question_whose_db_names_no_database_of_the_tables(bench_of_databases, capsys):
+    queries = [json.loads(line) for line in (bench_of_databases / "queries.jsonl").read_text().splitlines()]
+    queries[0]["db"] = "muisc"
+    (bench_of_databases / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    assert main(["eval", str(bench_of_databases), "--per-database"]) == 2
+    assert "names databases no table has: 'muisc' (1 question); the tables' databases: 'music', 'zoo'" in (
+        capsys.readouterr().err
+    )
+
+
 def test_eval_reports_the_sets_precision_beside_its_completeness(bench_of_databases, tmp_path):
     out = tmp_path / "p.json"
     assert main(["eval", str(bench_of_databases), "--per-database", "--json", str(out)]) == 0
@@ -422,7 +432,7 @@ def test_demo_explains_each_answer(capsys):
 def test_every_config_field_but_csv_options_has_a_build_flag():
     from llama_index_pearl.config import option_fields
 
-    args = full_parser().parse_args(["index", "tables/"])
+    args = full_parser().parse_args(["index", "tables/", "--out", "idx"])
     assert {f.name for f in option_fields()} - set(vars(args)) == {"csv_options"}
 
 
@@ -430,7 +440,8 @@ def test_build_flags_become_the_config_the_library_builds_with():
     from llama_index_pearl.cli.options import config_from_args
     from llama_index_pearl.config import PearlConfig
 
-    argv = ["index", "tables/", "--budget", "3", "--no-titles", "--no-star-units", "--lambda-div", "0.2"]
+    argv = ["index", "tables/", "--out", "idx", "--budget", "3", "--no-titles", "--no-star-units"]
+    argv += ["--lambda-div", "0.2"]
     config = config_from_args(full_parser().parse_args(argv))
     assert config == PearlConfig(budget=3, include_titles=False, star_units=False, lambda_div=0.2)
 

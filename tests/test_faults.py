@@ -130,3 +130,10 @@ def test_a_bad_k_is_refused_when_the_retriever_is_made(music_tables, hashing_emb
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
     with pytest.raises(ValueError, match="similarity_top_k must be an integer"):
         index.as_retriever(similarity_top_k=k)
+
+
+@pytest.mark.parametrize("margin", [False, True, 0.0, 1.0, -1])
+def test_set_margin_refuses_bools_and_floats_alike(music_tables, hashing_embedding, margin):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    with pytest.raises(ValueError, match="set_margin must be an integer >= 0 or None"):
+        index.as_retriever(set_margin=margin)

@@ -108,6 +108,27 @@ def test_png_screenshot_of_the_page(built_index, tmp_path):
     assert not png.with_suffix(".html").exists()
 
 
+def test_png_alone_leaves_the_users_page_of_the_same_name_untouched_even_when_the_browser_fails(
+    built_index, tmp_path, monkeypatch, capsys
+):
+    mine = tmp_path / "graph.html"
+    mine.write_text("my own page")
+    monkeypatch.setenv("CHROMIUM", "false")  # a browser that fails at once
+    assert main(["graph", str(built_index), "--png", str(tmp_path / "graph.png"), "-q"]) == 2
+    assert "--png: Chromium exited with 1" in capsys.readouterr().err
+    assert mine.read_text() == "my own page"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.html"]
+
+
+@needs_chromium
+def test_png_alone_writes_the_png_and_nothing_else(built_index, tmp_path):
+    mine = tmp_path / "graph.html"
+    mine.write_text("my own page")
+    assert main(["graph", str(built_index), "--png", str(tmp_path / "graph.png"), "-q"]) == 0
+    assert mine.read_text() == "my own page"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.html", "graph.png"]
+
+
 HOSTILE = "<!--<script>"
 
 

@@ -93,13 +93,16 @@ def test_a_scoped_set_is_chosen_within_the_scope(two_shops):
     }
 
 
+def _scoped_and_alone(index, question: str, embedding) -> tuple[list, list]:
+    """The north scope's retrieval, and that of an index holding the north tables alone."""
+    scoped = index.as_retriever(similarity_top_k=2, filters=NORTH).retrieve(question)
+    north = [index.tables[t] for t in ("north.customers", "north.orders")]
+    alone = PearlTableIndex.from_tables(north, embed_model=embedding).as_retriever(similarity_top_k=2)
+    return scoped, alone.retrieve(question)
+
+
 def test_a_scoped_retrieval_ranks_as_an_index_of_those_tables_alone(two_shops, hashing_embedding):
-    question = "What did Ann Lee order?"
-    scoped = two_shops.as_retriever(similarity_top_k=2, filters=NORTH).retrieve(question)
-    alone = PearlTableIndex.from_tables(
-        [two_shops.tables[t] for t in ("north.customers", "north.orders")], embed_model=hashing_embedding
-    )
-    single = alone.as_retriever(similarity_top_k=2).retrieve(question)
+    scoped, single = _scoped_and_alone(two_shops, "What did Ann Lee order?", hashing_embedding)
     assert [n.node.metadata["table_id"] for n in scoped] == [n.node.metadata["table_id"] for n in single]
 
 
@@ -147,3 +150,63 @@ def test_another_vector_store_scopes_as_the_default_store_does(two_shops, hashin
     ours = other.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
     default = two_shops.as_retriever(similarity_top_k=4, filters=NORTH).retrieve(question)
     assert [n.node.metadata["table_id"] for n in ours] == [n.node.metadata["table_id"] for n in default]
+
+
+# ------------------------------------------------------------------------------- None, lexical evidence, hints
+def test_none_stands_for_no_source_and_never_for_a_source_named_none():
+    sources = {"a": "None", "b": "shop"}  # "c" has no source
+    no_source = MetadataFilter(key="source", value=None, operator=FilterOperator.EQ)
+    assert sorted(tables_in_scope(_where(no_source), ["a", "b", "c"], sources)) == ["c"]
+    some_source = MetadataFilter(key="source", value=None, operator=FilterOperator.NE)
+    assert sorted(tables_in_scope(_where(some_source), ["a", "b", "c"], sources)) == ["a", "b"]
+    named_none = MetadataFilter(key="source", value="None")
+    assert sorted(tables_in_scope(_where(named_none), ["a", "b", "c"], sources)) == ["a"]
+
+
+@pytest.fixture
+def lamp_shops(hashing_embedding) -> PearlTableIndex:
+    """A shop that sold one lamp, beside a lamp maker whose every row says lamp: BM25's best match lies outside."""
+    customers = pd.DataFrame({"customer_id": [1, 2], "customer_name": ["Ann Lee", "Bo Kim"]})
+    orders = pd.DataFrame({"order_id": [7, 8], "customer_id": [1, 2], "item": ["lamp", "desk"]})
+    lamps = pd.DataFrame({"lamp": ["lamp shade", "lamp base", "lamp bulb"], "lamp_kind": ["lamp", "lamp", "lamp"]})
+    return PearlTableIndex.from_tables(
+        [
+            Table("north.customers", customers, source="north", name="customers"),
+            Table("north.orders", orders, source="north", name="orders"),
+            Table("maker.lamps", lamps, source="maker", name="lamps"),
+        ],
+        embed_model=hashing_embedding,
+    )
+
+
+def test_a_scoped_retrieval_scores_words_as_an_index_of_those_tables_alone(lamp_shops, hashing_embedding):
+    scoped, single = _scoped_and_alone(lamp_shops, "Who ordered a lamp?", hashing_embedding)
+    assert [(n.node.metadata["table_id"], n.score) for n in scoped] == [
+        (n.node.metadata["table_id"], pytest.approx(n.score, abs=1e-6)) for n in single
+    ]
+
+
+def test_a_scoped_retrieval_on_another_store_scores_words_within_the_scope(lamp_shops, hashing_embedding):
+    from llama_index.core import StorageContext
+    from llama_index.core.vector_stores import SimpleVectorStore
+
+    other = PearlTableIndex.from_tables(
+        list(lamp_shops.tables.values()),
+        embed_model=hashing_embedding,
+        storage_context=StorageContext.from_defaults(vector_store=SimpleVectorStore()),
+    )
+    question = "Who ordered a lamp?"
+    ours = other.as_retriever(similarity_top_k=2, filters=NORTH).retrieve(question)
+    default = lamp_shops.as_retriever(similarity_top_k=2, filters=NORTH).retrieve(question)
+    assert [n.score for n in ours] == pytest.approx([n.score for n in default], abs=1e-6)
+
+
+def test_join_hints_of_a_scoped_retrieval_never_go_through_a_table_outside_it(music_tables, hashing_embedding):
+    index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
+    ends = MetadataFilter(key="table_id", value=["singer", "stadium"], operator=FilterOperator.IN)
+    retriever = index.as_retriever(similarity_top_k=2, filters=_where(ends), include_join_hints_in_text=True)
+    nodes = retriever.retrieve("Which stadium did Ann Lee sing at?")
+    assert {n.node.metadata["table_id"] for n in nodes} == {"singer", "stadium"}
+    assert [h for n in nodes for h in n.node.metadata["join_hints"]] == []
+    assert not any("concert" in n.node.get_content() for n in nodes)
+    assert sorted(index.join_graph["concert"]) == ["singer", "stadium"]  # they join, through concert only

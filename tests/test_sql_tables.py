@@ -212,6 +212,27 @@ def test_as_sql_query_engine_hands_llamaindexs_text_to_sql_arguments_to_its_retr
     assert str(response) == WEMBLEY_SINGERS  # sql_only: the SQL, not run
 
 
+def test_as_sql_query_engine_honours_the_retrievers_filters(index, sql_database):
+    from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
+
+    stadium_only = MetadataFilters(
+        filters=[MetadataFilter(key="table_id", value=["stadium"], operator=FilterOperator.IN)]
+    )
+    with FakeOpenAIServer(default=text("SELECT capacity FROM stadium")) as server:
+        engine = index.as_sql_query_engine(sql_database, llm=_llm(server), filters=stadium_only, sql_only=True)
+        engine.query("Which singer performed at Wembley stadium?")
+        sent = prompt_text(server.requests[0])
+    assert "Table 'stadium'" in sent and "Table 'singer'" not in sent and "Table 'concert'" not in sent
+
+
+def test_as_sql_query_engine_refuses_an_argument_nothing_takes_by_name(index, sql_database):
+    with (
+        FakeOpenAIServer(default=text(WEMBLEY_SINGERS)) as server,
+        pytest.raises(TypeError, match="'similarity_top_kk'"),
+    ):
+        index.as_sql_query_engine(sql_database, llm=_llm(server), similarity_top_kk=3)
+
+
 def test_as_sql_query_engine_without_any_llm_says_how_to_give_one(index, sql_database):
     with pytest.raises(ValueError, match=r"as_sql_query_engine\(\) needs an LLM.*Settings\.llm"):
         index.as_sql_query_engine(sql_database)

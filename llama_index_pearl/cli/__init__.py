@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -45,8 +46,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``pearl``; returns the exit status (2 for a user error, printed without a traceback)."""
+    """Run ``pearl``; returns the exit status.
+
+    2 for a user error, printed as one line without a traceback; 130 for Ctrl-C, at any moment (the imports of
+    the first second included), with one line; 141 when the reader of the output went away (``pearl query --json
+    | head``), silently, as a Unix tool killed by SIGPIPE.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run_command(argv)
+    except KeyboardInterrupt:
+        show(f"pearl {_named_command(argv) or ''}".rstrip() + ": interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # what is still buffered for the closed pipe would fail again at exit: stdout goes to the null device
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _run_command(argv: list[str]) -> int:
     if _named_command(argv) is None:
         command_parser().parse_args(argv)  # --version, --help, or a usage error: argparse exits
     from llama_index_pearl.generation import GenerationFailed
@@ -61,13 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # everything after).
     gc.freeze()
     try:
-        return int(run(args) or 0)
+        status = int(run(args) or 0)
+        sys.stdout.flush()  # a closed pipe fails here, inside main, rather than at exit
+        return status
     except (ValueError, GenerationFailed, ImportError, FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         show(f"pearl {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        show(f"pearl {args.command}: interrupted", file=sys.stderr)
-        return 130
 
 
 def _named_command(argv: Sequence[str]) -> str | None:

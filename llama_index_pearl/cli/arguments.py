@@ -28,12 +28,19 @@ def _demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-k", type=positive_int, default=5, help="tables per question (each demo question needs at most 5)"
     )
+    parser.add_argument(
+        "--data-folder",
+        action="store_true",
+        help="print the folder of the bundled music database's CSV files and stop: pearl index \"$(pearl demo "
+        '--data-folder)" --out idx',
+    )
 
 
 def _index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tables", help="folder of CSV/Parquet files, one file, or a SQLAlchemy URL")
-    parser.add_argument("--out", help="folder to write the index to")
-    parser.add_argument("--estimate", action="store_true", help="dry run: what a build would send to the LLM")
+    written = parser.add_mutually_exclusive_group(required=True)  # the usage shows that one of them is needed
+    written.add_argument("--out", help="folder to write the index to")
+    written.add_argument("--estimate", action="store_true", help="dry run: what a build would send to the LLM")
     parser.add_argument("--json", action="store_true", help="print the build report (or estimate) as JSON")
     add_build_options(parser)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -28,8 +29,10 @@ from llama_index_pearl.cli.output import (
     format_estimate,
     format_join_edges,
     format_ranked,
+    format_table_names,
     join_graph_records,
 )
+from llama_index_pearl.cli.sources import resolve_sources, short_table_names, tables_named, with_short_names
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
@@ -37,10 +40,11 @@ from llama_index_pearl.retrieval.join_hints import hints_of_result
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.table_sets import SetRule
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
+from llama_index_pearl.tables.bundled import example_data
 
 __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "cmd_query", "load_index", "write_json"]
 
-EXAMPLE_DATA = Path(__file__).resolve().parents[1] / "example_data"
+EXAMPLE_DATA = example_data()
 DEMO_QUESTIONS = (
     "In which city did Velvet Harbor play the Harbor Nights Tour?",
     "Which songs appear on albums released by artists signed to Northwind Records?",
@@ -75,15 +79,24 @@ def _ranked(
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
     set_rule: SetRule | Literal["index"] | None = "index",
     filters: MetadataFilters | None = None,
+    quiet: bool = False,
 ) -> str:
     retriever = index.as_retriever(
         similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule, filters=filters
     )
     nodes = retriever.retrieve(question)
-    return format_ranked(question, nodes, hints_of_result(n.node.metadata for n in nodes), lexical_weight)
+    hints = hints_of_result(n.node.metadata for n in nodes)
+    names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
+    nodes, hints = with_short_names(nodes, hints, names)
+    if quiet:
+        return format_table_names(nodes)
+    return format_ranked(question, nodes, hints, lexical_weight)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.data_folder:
+        show(str(EXAMPLE_DATA))
+        return 0
     index = PearlTableIndex.from_tables(EXAMPLE_DATA)
     if not args.quiet:
         show(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
@@ -113,8 +126,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         generator = built.generator.model_name if built.generator else "the heuristic generator (free)"
         show(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
         return 0
-    if args.out is None:
-        raise ValueError("--out FOLDER is required (or --estimate for a dry run)")
     out = _check_out(args.out)
     index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
     started = time.perf_counter()
@@ -135,8 +146,8 @@ def load_index(index_dir: str, args: argparse.Namespace) -> PearlTableIndex:
 
 def cmd_query(args: argparse.Namespace) -> int:
     index = load_index(args.index_dir, args)
-    filters = source_filters(args.source)
-    _check_sources(index, args.source or [])
+    wanted = resolve_sources(args.source or [], {s for s in index.catalog.sources.values() if s})
+    filters = source_filters(wanted)
     if args.json:
         retriever = index.as_retriever(
             similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args), filters=filters
@@ -145,16 +156,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
-        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters))
+        show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters, args.quiet))
     return 0
-
-
-def _check_sources(index: PearlTableIndex, wanted: list[str]) -> None:
-    """A source no table has is a typo, not an empty answer: say which sources there are."""
-    known = set(index.catalog.sources.values())
-    if missing := [s for s in wanted if s not in known]:
-        listed = ", ".join(sorted(known)[:20]) or "none: the index records no source (rebuild it to scope questions)"
-        raise ValueError(f"no table of source {', '.join(map(repr, missing))}; the index's sources: {listed}")
 
 
 def _is_benchmark(path: Path) -> bool:
@@ -201,7 +204,9 @@ def _folder_joins(given: Path, args: argparse.Namespace) -> dict[str, Any]:
 
     started = time.perf_counter()
     config = config_from_args(args)
-    tables = load_tables(args.tables, max_rows_read=config.max_rows_read, strict=config.strict)
+    tables = load_tables(
+        args.tables, max_rows_read=config.max_rows_read, strict=config.strict, skip_bad_lines=config.skip_bad_lines
+    )
     policy = config.cross_source_joins
     discovery = discover_join_paths(
         tables,
@@ -229,18 +234,29 @@ def cmd_graph(args: argparse.Namespace) -> int:
         raise ValueError("give --html OUT.html (the page) and/or --png OUT.png (a screenshot of it)")
     graph, tables = load_graph_and_tables(Path(args.index_dir))  # drawing needs no encoder: none is loaded
     drawing = SimpleNamespace(join_graph=graph, tables={t.id: t for t in tables}, join_paths=paths_from_graph(graph))
-    page = Path(args.html) if args.html else Path(args.png).with_suffix(".html")
-    write_graph_page(drawing, page, sample_rows=args.sample_rows)
+    if args.html:
+        write_graph_page(drawing, Path(args.html), sample_rows=args.sample_rows)
     if args.png:
-        from llama_index_pearl.presentation.headless import screenshot
-
-        try:
-            screenshot(page, args.png, window=(args.width, args.height))
-        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
-            raise ValueError(f"--png: {exc}") from exc
-        if not args.html:
-            page.unlink()
+        _screenshot(drawing, args)
     if not args.quiet:
         written = ", ".join(str(p) for p in (args.html, args.png) if p)
         show(f"Join graph of {len(tables)} tables, {graph.number_of_edges()} edges: {written}")
     return 0
+
+
+def _screenshot(drawing: SimpleNamespace, args: argparse.Namespace) -> None:
+    """``--png``: a screenshot of the page; without ``--html`` the page lives in a temporary folder, never beside the
+    PNG, where it would replace a file of the user's."""
+    from llama_index_pearl.presentation.graph_page import write_graph_page
+    from llama_index_pearl.presentation.headless import screenshot
+
+    with tempfile.TemporaryDirectory(prefix="pearl-graph-") as folder:
+        page = (
+            Path(args.html)
+            if args.html
+            else write_graph_page(drawing, Path(folder) / "graph.html", sample_rows=args.sample_rows)
+        )
+        try:
+            screenshot(page, args.png, window=(args.width, args.height))
+        except (RuntimeError, OSError) as exc:  # no browser, or it failed: say so in CLI terms
+            raise ValueError(f"--png: {exc}") from exc

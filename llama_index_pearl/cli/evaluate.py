@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments, set_rule_of, source_filters
+from llama_index_pearl.cli.sources import listed
 from llama_index_pearl.cli.terminal import show
 from llama_index_pearl.config import option_fields
 from llama_index_pearl.corpus.build import serializer_for
@@ -62,8 +64,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if per_database and not args.provenance:
         raise ValueError("--per-database asks each question within its database: drop --no-provenance")
     bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
-    if per_database and any(q.db is None for q in bench.queries):
-        raise ValueError(f"--per-database: {bench.name}'s queries.jsonl gives some questions no db")
+    if per_database:
+        _check_databases(bench)
     depth = ranking_depth(bench.queries, ks)
     if args.method == "bm25":
         result, index = _rank_bm25(bench, built, depth, per_database), None
@@ -167,6 +169,20 @@ def _time_ranker(bench: Benchmark, rank: Any, top: int, per_database: bool) -> t
     in_db = _tables_by_database(bench)
     rankings, latency = time_queries(lambda q: rank(q, len(bench.tables)), [q.question for q in bench.queries])
     return [[t for t in ranked if t in in_db[q.db]][:top] for q, ranked in zip(bench.queries, rankings)], latency
+
+
+def _check_databases(bench: Benchmark) -> None:
+    """Each question names a database of the tables: a typo in ``db`` is an error, not a question scored 0."""
+    if any(q.db is None for q in bench.queries):
+        raise ValueError(f"--per-database: {bench.name}'s queries.jsonl gives some questions no db")
+    known = {t.source for t in bench.tables if t.source}
+    unknown = Counter(q.db for q in bench.queries if q.db not in known)
+    if unknown:
+        named = ", ".join(f"{db!r} ({n} question{'s' if n > 1 else ''})" for db, n in sorted(unknown.items()))
+        raise ValueError(
+            f"--per-database: {bench.name}'s queries.jsonl names databases no table has: {named}; "
+            f"the tables' databases: {listed(known) or 'none (tables_meta.jsonl gives no db)'}"
+        )
 
 
 def _tables_by_database(bench: Benchmark) -> dict[str | None, set[str]]:

@@ -29,6 +29,7 @@ __all__ = [
     "format_estimate",
     "format_join_edges",
     "format_ranked",
+    "format_table_names",
     "graph_counts",
     "join_graph_records",
 ]
@@ -98,6 +99,8 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     if report.skipped:
         names = ", ".join(s["path"] for s in report.skipped[:3]) + (", ..." if len(report.skipped) > 3 else "")
         lines.append(f"  skipped {_plural(len(report.skipped), 'file')} that could not be read (warned above): {names}")
+    if report.bad_lines:
+        lines.append("  " + _bad_lines(report.bad_lines))
     if graph.number_of_edges():
         lines.append("  join graph: " + _graph_line(graph))
     if report.n_paths:
@@ -108,6 +111,13 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     if report.generation:
         lines.append("  questions: " + _generation(report.generation, generator))
     return "\n".join(lines)
+
+
+def _bad_lines(bad_lines: Sequence[Mapping[str, Any]]) -> str:
+    """The rows ``--skip-bad-lines`` skipped, and in which files."""
+    rows = sum(int(b["rows"]) for b in bad_lines)
+    names = ", ".join(f"{b['path']} ({b['rows']:,})" for b in bad_lines[:3]) + (", ..." if len(bad_lines) > 3 else "")
+    return f"skipped {_plural(rows, 'row')} with more fields than the header (--skip-bad-lines): {names}"
 
 
 def _generation(generation: Mapping[str, Any], generator: str) -> str:
@@ -237,6 +247,15 @@ def _tier_heading(name: str, hits: Sequence[NodeWithScore], needs: str) -> str:
     if len(hits) == 1:
         return f"{name}: the table {needs} (confidence: how surely)"
     return f"{name}: {len(hits)} tables {needs} (confidence: how surely)"
+
+
+def format_table_names(nodes: Sequence[NodeWithScore]) -> str:
+    """``pearl query -q``: the tables alone, one per line, in the order retrieved (the set first).
+
+    Args:
+        nodes: ``PearlRetriever`` results, best first.
+    """
+    return "\n".join(hit.node.metadata["table_id"] for hit in nodes)
 
 
 def _table_lines(

@@ -102,6 +102,8 @@ class BuildReport(StepsReport):
         seconds: Wall time per stage; ``total`` is the whole build, its stages included.
         generation: What query generation sent and got.
         skipped: Table files that could not be read (``{"path", "reason"}``), when the build skipped them.
+        bad_lines: CSV files whose rows with more fields than the header were skipped (``skip_bad_lines``):
+            ``{"path", "rows", "lines"}`` (the first lines skipped).
     """
 
     n_tables: int = 0
@@ -111,6 +113,7 @@ class BuildReport(StepsReport):
     seconds: dict[str, float] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    bad_lines: list[dict[str, Any]] = field(default_factory=list)
 
     def add_generation(self, corpus: AugmentedCorpus) -> None:
         """The paths and the generation report of the build's augmented units."""
@@ -205,6 +208,7 @@ def build_corpus(
             read = _read(inputs.tables, config)
         loaded = read.tables
         report.skipped = [f.to_dict() for f in read.skipped]
+        report.bad_lines = [b.to_dict() for b in read.bad_lines]
         if not loaded:
             raise ValueError("No tables to index")
         with stage(report.seconds, "encoder"):  # the bundled encoder's one-time ONNX export is paid here
@@ -361,7 +365,13 @@ _traced_build = dispatcher.span(_traced_build)
 
 
 def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:
-    return read_tables(tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict)
+    return read_tables(
+        tables,
+        max_rows_read=config.max_rows_read,
+        csv_options=config.csv_options,
+        strict=config.strict,
+        skip_bad_lines=config.skip_bad_lines,
+    )
 
 
 def estimate_generation_cost(inputs: BuildInputs) -> dict[str, Any]:

@@ -95,6 +95,7 @@ class UpdateReport(StepsReport):
         completion_tokens: Completion tokens spent.
         seconds: Wall time per stage.
         skipped: Table files that could not be read (``{"path", "reason"}``), when the insert skipped them.
+        bad_lines: CSV files whose rows with more fields than the header were skipped (``skip_bad_lines``).
     """
 
     added_tables: list[str] = field(default_factory=list)
@@ -110,6 +111,7 @@ class UpdateReport(StepsReport):
     completion_tokens: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    bad_lines: list[dict[str, Any]] = field(default_factory=list)
 
     def merge(self, other: UpdateReport) -> None:
         """Add another report's changes (a replace is a delete then an insert)."""
@@ -269,10 +271,15 @@ def insert_tables(
     with stage(report.seconds, "total"):
         with stage(report.seconds, "load"):
             read = read_tables(
-                tables, max_rows_read=config.max_rows_read, csv_options=config.csv_options, strict=config.strict
+                tables,
+                max_rows_read=config.max_rows_read,
+                csv_options=config.csv_options,
+                strict=config.strict,
+                skip_bad_lines=config.skip_bad_lines,
             )
         loaded = read.tables
         report.skipped = [f.to_dict() for f in read.skipped]
+        report.bad_lines = [b.to_dict() for b in read.bad_lines]
         existing = [t.id for t in loaded if t.id in index.tables]
         if existing and not replace:
             raise ValueError(f"Tables already in the index: {', '.join(existing)} (pass replace=True to replace them)")

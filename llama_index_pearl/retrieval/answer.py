@@ -208,14 +208,16 @@ class SetAnswer:
             scope: The tables in reach (``None``: every table).
         """
         chosen = self.route(ranked, scope)
+        hedges: tuple[str, ...] = ()
         if chosen is not None:
-            ranked, scope = self.within(ranked, rule, chosen)
+            hedges = tuple(_best_of(ranked.tables, self.sources, chosen.rivals))
+            ranked, scope = self.within(ranked, rule, chosen, scope)
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         table_set = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
-        return dataclasses.replace(table_set, route=chosen)
+        return dataclasses.replace(table_set, route=chosen, hedges=hedges)
 
     def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:
         """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.routing`); ``None`` where
@@ -239,14 +241,15 @@ class SetAnswer:
         evidence = source_evidence(pairs, self.sources, words, weights, per_word)
         return route(evidence, self.routing, self.twins())
 
-    def within(self, ranked: Ranked, rule: SetRule, chosen: Route) -> tuple[Ranked, Scope]:
-        """The question's ranking within the scope of the source it is routed to, and that scope."""
+    def within(self, ranked: Ranked, rule: SetRule, chosen: Route, scope: Scope | None) -> tuple[Ranked, Scope]:
+        """The question's ranking within the scope of the source it is routed to (within the retrieval's own
+        ``scope``), and that scope."""
         assert self.scopes is not None
-        scope = self.scopes.of_source(chosen.source, None)
-        tables = self.search.rank_within(ranked, scope, max(rule.depth, len(ranked.tables)))
-        if tables is None:
-            tables = [t for t in ranked.tables if t.table_id in scope.tables]
-        return dataclasses.replace(ranked, tables=tables), scope
+        scope = self.scopes.of_source(chosen.source, scope)
+        within = self.search.rank_within(ranked, scope, max(rule.depth, len(ranked.tables)))
+        if within is None:
+            within = dataclasses.replace(ranked, tables=[t for t in ranked.tables if t.table_id in scope.tables])
+        return within, scope
 
     def twins(self) -> dict[str | None, list[str]]:
         """Each source's twins (copies of its schema), read once from the tables' names."""
@@ -318,6 +321,16 @@ class SetAnswer:
             return extra
         last = ranked.tables[-1]
         return [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
+
+
+def _best_of(
+    pooled: Sequence[PooledTable], sources: Mapping[str, str | None], rivals: Sequence[str | None]
+) -> list[str]:
+    """The best table of each rival source, in the rivals' order."""
+    best: dict[str | None, str] = {}
+    for table in pooled:
+        best.setdefault(sources.get(table.table_id), table.table_id)
+    return [best[r] for r in rivals if r in best]
 
 
 def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:

@@ -368,11 +368,22 @@ class IndexEngines:
             llm: Writes the SQL (and the answer); default the index's LLM, else ``Settings.llm``.
             similarity_top_k: Tables shown to the LLM per question.
             join_keys: Show the join keys between them.
-            **kwargs: ``SQLTableRetrieverQueryEngine``'s arguments (``synthesize_response``,
-                ``sql_only``, ``rows_retrievers``, ``text_to_sql_prompt``...).
+            **kwargs: The retriever's arguments (:meth:`as_retriever`: ``filters``, ``set_margin``,
+                ``lexical_weight``...), :meth:`as_sql_table_retriever`'s ``context_strs``, and
+                ``SQLTableRetrieverQueryEngine``'s (``synthesize_response``, ``sql_only``, ``rows_retrievers``,
+                ``text_to_sql_prompt``...); ``callback_manager`` and ``verbose`` go to both.
 
         Raises:
+            TypeError: An argument that neither the retriever nor the engine takes (named).
             ValueError: No LLM, or a table of the index the database does not hold.
         """
-        table_retriever = self.as_sql_table_retriever(sql_database, similarity_top_k, join_keys)
-        return sql_query_engine(table_retriever, sql_database, llm or self._llm, self._embed_model, **kwargs)
+        engine_args = _parameters(
+            PearlSQLQueryEngine.__init__, "sql_database", "table_retriever", "llm", "embed_model"
+        ) | _parameters(BaseSQLTableQueryEngine.__init__, "llm")
+        mine, theirs = _split(
+            kwargs, {"engine": engine_args, "table retriever": {"context_strs"}}, "as_sql_query_engine"
+        )
+        table_retriever = self.as_sql_table_retriever(
+            sql_database, similarity_top_k, join_keys, **theirs["table retriever"], **mine
+        )
+        return sql_query_engine(table_retriever, sql_database, llm or self._llm, self._embed_model, **theirs["engine"])

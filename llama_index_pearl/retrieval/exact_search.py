@@ -60,12 +60,13 @@ class ExactSearch:
     def _rank(self, questions: Sequence[Question], request: Request) -> list[Ranked]:
         depth, scope = request.depth, request.scope
         matrix = np.asarray([q.embedding for q in questions], dtype=np.float32)
-        boosts = [self.space.boost(q.text, request.lexical_weight) for q in questions]
+        boosts = [self.space.boost(q.text, request.lexical_weight, scope) for q in questions]
         if scope is not None:
             tables = [self.search_scoped(vector, depth, boost, scope) for vector, boost in zip(matrix, boosts)]
         else:
             tables = self.search_many(matrix, depth, request.first_fetch(len(self.space.unit_ids), depth), boosts)
-        return [Ranked(*ranked) for ranked in zip(questions, tables, matrix, boosts)]
+        weight = request.lexical_weight
+        return [Ranked(q, t, v, b, weight) for q, t, v, b in zip(questions, tables, matrix, boosts)]
 
     def score(self, ranked: Ranked, table_ids: Sequence[str]) -> list[PooledTable]:
         """Each table's best unit for the question, scored as the ranking scored its units."""
@@ -81,10 +82,13 @@ class ExactSearch:
             out.append(PooledTable(table_id, float(scores[best]), unit, float(cosines[best])))
         return out
 
-    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> list[PooledTable]:
-        """The question's first ``k`` tables of a scope (:meth:`search_scoped`, the ranking's own vector and boost)."""
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> Ranked:
+        """The question's first ``k`` tables of a scope (:meth:`search_scoped`; the words' evidence weighed within
+        the scope, as a retrieval scoped by filters weighs it)."""
         assert ranked.vector is not None
-        return self.search_scoped(ranked.vector, k, ranked.boost, scope)
+        boost = self.space.boost(ranked.question.text, ranked.lexical_weight, scope)
+        tables = self.search_scoped(ranked.vector, k, boost, scope)
+        return Ranked(ranked.question, tables, ranked.vector, boost, ranked.lexical_weight)
 
     def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None]:
         """Each table's best unit among those that stand for it alone, scored as the ranking scored its units."""

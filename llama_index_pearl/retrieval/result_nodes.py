@@ -70,6 +70,15 @@ class ResultNodes:
         """The join graph the hints are read from."""
         return self._graph
 
+    def within(self, graph: nx.Graph) -> ResultNodes:
+        """The result nodes of a scope: the same texts and node ids, join hints read from ``graph`` (the join
+        graph among the scope's tables).
+
+        Args:
+            graph: The join graph the hints are read from.
+        """
+        return ResultNodes(graph, self._table_text, self._sources)
+
     def text(self, table_id: str) -> str:
         """The table's text (without join hints)."""
         return self._table_text(table_id)

@@ -137,7 +137,7 @@ class PearlRetriever(BaseRetriever):
             raise ValueError(f"fetch_k must be an integer >= 1, got {fetch_k!r}")
         if not 0.0 <= lexical_weight < float("inf"):
             raise ValueError(f"lexical_weight must be a finite number >= 0, got {lexical_weight}")
-        if set_margin is not None and not (_positive_int(set_margin) or set_margin == 0):
+        if set_margin is not None and not _int_at_least(set_margin, 0):
             raise ValueError(f"set_margin must be an integer >= 0 or None, got {set_margin!r}")
         if set_rule is not None and set_rule != "index" and not isinstance(set_rule, SetRule):
             raise ValueError(f"set_rule must be a SetRule, 'index' or None, got {set_rule!r}")
@@ -189,7 +189,8 @@ class PearlRetriever(BaseRetriever):
         request = yield Work(lambda: self._request(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
-        return (yield Work(lambda: [state.answer.result(ranked, request, hints) for ranked in rankings]))
+        answer = state.answer_in(request.scope)
+        return (yield Work(lambda: [answer.result(ranked, request, hints) for ranked in rankings]))
 
     @staticmethod
     def _with_words(state: RetrievalState, questions: list[Question]) -> Generator[Step, Any, list[Question]]:
@@ -342,8 +343,13 @@ class PearlRetriever(BaseRetriever):
         return bundles
 
 
+def _int_at_least(value: object, minimum: int) -> bool:
+    """An integer, never a ``bool`` or a ``float`` however whole (``False`` and ``0.0`` are refused as ``True``)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
 def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return _int_at_least(value, 1)
 
 
 def _given_embedding(query_bundle: QueryBundle) -> list[float] | None:

@@ -4,8 +4,11 @@ A question asked of one database in a lake of many is asked within that database
 ``index.as_retriever(filters=MetadataFilters(filters=[MetadataFilter(key="source", value="sakila")]))``. A filter
 reads a table's ``table_id`` and its ``source`` (the database, schema or sub-folder it came from; ``None``
 where unknown), the two keys every result node carries; ``==``, ``!=``, ``in``, ``nin`` and ``is_empty``, joined
-by ``and``, ``or`` and ``not`` and nested as LlamaIndex nests them. A retrieval within a scope is the retrieval of
-an index holding only those tables' units: a unit counts when every table it stands for is in scope.
+by ``and``, ``or`` and ``not`` and nested as LlamaIndex nests them. A value is compared as text (``1`` keeps the
+table ``"1"``), except ``None``, which stands for no value: ``source == None`` keeps the tables without a source, as
+``is_empty`` does, and never a source named ``"None"``; ``!= None`` keeps every table that has one. A retrieval
+within a scope is the retrieval of an index holding only those tables' units: a unit counts when every table it
+stands for is in scope, and the words' evidence (BM25) is weighed over those units alone.
 :class:`Scopes` keeps each filters' :class:`Scope` (its tables, units and joins) for one revision of an index.
 
 Pipeline step: retrieval (docs/architecture.md).
@@ -166,9 +169,14 @@ def _keeps(filters: MetadataFilters, meta: Mapping[str, str | None]) -> bool:
 def _matches(item: MetadataFilter, meta: Mapping[str, str | None]) -> bool:
     value = meta.get(item.key)
     if item.operator is FilterOperator.IS_EMPTY:
-        return value is None or value == ""
+        return _empty(value)
     wanted = item.value if isinstance(item.value, list) else [item.value]
-    found = value is not None and str(value) in {str(w) for w in wanted}
+    found = any(_empty(value) if w is None else not _empty(value) and str(value) == str(w) for w in wanted)
     if item.operator in (FilterOperator.EQ, FilterOperator.IN):
         return found
     return not found  # != and nin
+
+
+def _empty(value: str | None) -> bool:
+    """No value: a table without a source (``None``, or an empty name)."""
+    return value is None or value == ""

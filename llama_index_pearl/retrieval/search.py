@@ -43,7 +43,7 @@ from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.pooling import Memberships, PooledTable
-from llama_index_pearl.retrieval.scope import Scope
+from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope
 from llama_index_pearl.retrieval.table_sets import SetRule
 
 __all__ = [
@@ -140,12 +140,14 @@ class Ranked:
         tables: Its tables, best first.
         vector: The query vector as the search read it (``ExactSearch`` only).
         boost: The lexical score the search added to each unit, by unit number (``ExactSearch`` only).
+        lexical_weight: The weight of that lexical score (the request's).
     """
 
     question: Question
     tables: list[PooledTable]
     vector: np.ndarray | None = None
     boost: np.ndarray | None = None
+    lexical_weight: float = 0.0
 
 
 class TableSearch(Protocol):
@@ -167,9 +169,9 @@ class TableSearch(Protocol):
         ``None``: this search cannot tell."""
         ...
 
-    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> list[PooledTable] | None:
-        """A question's first ``k`` tables of a scope, scored as a search within it scores them (only the units
-        of its tables); ``None``: this search cannot, and the ranking is kept to the scope's tables instead."""
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> Ranked | None:
+        """A question's ranking of a scope's first ``k`` tables, scored as a search within it scores them (only
+        the units of its tables); ``None``: this search cannot, and the ranking is kept to the scope's tables."""
         ...
 
 
@@ -223,6 +225,7 @@ class SearchSpace:
         self._persisted = persisted_lexical
         self._catalog_order = list(catalog_order)
         self._lexical: LexicalScorer | None = None
+        self._scoped_lexical: dict[frozenset[str], LexicalScorer] = {}
         self._lock = threading.Lock()
 
     def lexical(self) -> LexicalScorer:
@@ -239,14 +242,68 @@ class SearchSpace:
                     self._lexical = LexicalScorer(self.unit_ids, self._lexical_texts(self.unit_ids))
             return self._lexical
 
-    def boost(self, question: str, weight: float) -> np.ndarray | None:
+    def lexical_within(self, scope: Scope) -> LexicalScorer | None:
+        """BM25 over the scope's units alone, in the order of ``scope.units``; built on a scope's first use.
+
+        A word's weight (its idf) and a unit's length are those of an index holding only the scope's tables:
+        a word common in the scope and rare elsewhere counts as little as it would there. ``None``: no unit.
+
+        Args:
+            scope: The scope (:class:`~llama_index_pearl.retrieval.scope.Scopes`).
+        """
+        if not len(scope.units):
+            return None
+        with self._lock:
+            found = self._scoped_lexical.get(scope.tables)
+        if found is None:
+            unit_ids = [self.unit_ids[int(u)] for u in scope.units]
+            found = LexicalScorer(unit_ids, self._lexical_texts(unit_ids))
+            with self._lock:
+                if len(self._scoped_lexical) >= SCOPE_CACHE_SIZE:
+                    self._scoped_lexical.clear()
+                self._scoped_lexical[scope.tables] = found
+        return found
+
+    def relative_lexical(self, question: str, scope: Scope | None = None) -> np.ndarray | None:
+        """Each unit's BM25 divided by the best unit's, by unit number (float64; ``0`` outside the scope).
+
+        ``None`` when no unit (of the scope) shares a word with the question.
+
+        Args:
+            question: The question.
+            scope: Score within its units, as an index of its tables alone would (``None``: every unit).
+        """
+        if scope is None:
+            return self.lexical().relative(question)
+        scorer = self.lexical_within(scope)
+        relative = scorer.relative(question) if scorer is not None else None
+        if relative is None:
+            return None
+        spread = np.zeros(len(self.unit_ids), dtype=np.float64)
+        spread[scope.units] = relative
+        return spread
+
+    def lexical_scores(self, question: str, scope: Scope | None = None) -> dict[str, float]:
+        """Units that share a word with ``question``: their relative BM25 (:meth:`relative_lexical`), by unit id.
+
+        Args:
+            question: The question.
+            scope: As in :meth:`relative_lexical`.
+        """
+        if scope is None:
+            return self.lexical().scores(question)
+        scorer = self.lexical_within(scope)
+        return scorer.scores(question) if scorer is not None else {}
+
+    def boost(self, question: str, weight: float, scope: Scope | None = None) -> np.ndarray | None:
         """``weight`` × each unit's relative BM25 score, by unit number; ``None`` when there is none to add.
 
         Args:
             question: The question.
             weight: The retriever's ``lexical_weight`` (``0``: BM25 is not read).
+            scope: As in :meth:`relative_lexical`.
         """
         if weight <= 0:
             return None
-        relative = self.lexical().relative(question)
+        relative = self.relative_lexical(question, scope)
         return None if relative is None else (weight * relative).astype(np.float32)

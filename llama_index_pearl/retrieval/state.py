@@ -14,6 +14,7 @@ Pipeline step: retrieval (docs/architecture.md).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Protocol
@@ -31,7 +32,7 @@ from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
 from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.scope import Scope, Scopes
+from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.store_search import StoreSearch
 from llama_index_pearl.retrieval.table_sets import SetRule
@@ -103,6 +104,8 @@ class RetrievalState:
         self.columns = catalog.columns
         self.set_rule = SetRule.of(index.config)
         self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns, self.scopes)
+        self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
+        self._lock = threading.Lock()
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         self.word_cache = previous.word_cache if previous is not None else QueryEmbeddingCache(WORD_CACHE_SIZE)
 
@@ -147,3 +150,22 @@ class RetrievalState:
             filters: LlamaIndex's filters on ``table_id`` and ``source``.
         """
         return self.scopes.of(filters)
+
+    def answer_in(self, scope: Scope | None) -> SetAnswer:
+        """The answer step of a retrieval within ``scope``: its join hints read the join graph among the scope's
+        tables, so that no hint goes through a table outside it (nor reaches an LLM's JOIN text).
+
+        Args:
+            scope: The retrieval's scope (``None``: every table, :attr:`answer`).
+        """
+        if scope is None:
+            return self.answer
+        with self._lock:
+            found = self._scoped_answers.get(scope.tables)
+            if found is None:
+                if len(self._scoped_answers) >= SCOPE_CACHE_SIZE:
+                    self._scoped_answers.clear()
+                nodes = self.nodes.within(scope.graph)
+                found = SetAnswer(self.search, self.words, nodes, self.sources, self.columns, self.scopes)
+                self._scoped_answers[scope.tables] = found
+            return found

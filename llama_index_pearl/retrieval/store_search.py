@@ -85,7 +85,7 @@ class StoreSearch:
         """Each unit's relative BM25 score, by unit id (none without lexical evidence)."""
         if request.lexical_weight <= 0:
             return {}
-        return (yield Work(lambda: self.space.lexical().scores(question.text)))
+        return (yield Work(lambda: self.space.lexical_scores(question.text, request.scope)))
 
     def _pooled(self, question: Question, lexical: dict[str, float], request: Request) -> SearchSteps:
         """Pooling rounds over the store's top units (those in scope) until the ranking is final."""

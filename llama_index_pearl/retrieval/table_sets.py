@@ -128,6 +128,8 @@ class TableSet:
         tiers: Table -> :class:`SetTier` (every table of the set).
         whole: The size of the set this one was cut from (:meth:`cut`); ``None``: this is the whole set.
         route: The source the question was routed to (``None``: one source in reach).
+        hedges: The best table of each close rival source (:attr:`Route.rivals`): returned after the needed tier,
+            outside the set, since the question may mean that database.
     """
 
     tables: tuple[str, ...]
@@ -136,6 +138,7 @@ class TableSet:
     tiers: Mapping[str, SetTier] = field(default_factory=dict)
     whole: int | None = None
     route: Route | None = None
+    hedges: tuple[str, ...] = ()
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self.reasons
@@ -174,7 +177,7 @@ class TableSet:
             group = [table] if table is not None else []
         reasons = {t: self.reasons[t] for t in kept}
         tiers = {t: self.tiers[t] for t in kept if t in self.tiers}
-        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size, self.route)
+        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size, self.route, self.hedges)
 
 
 def choose_table_set(
@@ -302,7 +305,8 @@ def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:
 
 
 def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
-    """The set's tables in its order, then every other table of ``ranked`` in its order.
+    """The set's tables in its order (a close rival database's best tables after the needed tier), then every
+    other table of ``ranked`` in its order.
 
     >>> chosen = TableSet(("venue", "gig"), {"venue": SetReason.MATCHED, "gig": SetReason.BRIDGE})
     >>> set_first(["artist", "venue", "label", "gig"], chosen)
@@ -312,4 +316,8 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
         ranked: Table ids by descending score.
         table_set: From :func:`choose_table_set`.
     """
-    return [*table_set.tables, *(t for t in ranked if t not in table_set)]
+    needed = [t for t in table_set.tables if table_set.tiers.get(t) is not SetTier.MAYBE]
+    hedges = [t for t in table_set.hedges if t not in table_set]
+    rest = [t for t in table_set.tables if t not in needed]
+    first = [*needed, *hedges, *rest]
+    return [*first, *(t for t in ranked if t not in table_set and t not in hedges)]

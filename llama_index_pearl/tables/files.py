@@ -17,7 +17,9 @@ import codecs
 import csv
 import logging
 import re
+import warnings
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
+    "CONTROL_CHARACTERS",
+    "MAX_CONTROL_SHARE",
     "CsvOptions",
     "detect_encoding",
     "read_csv_file",
@@ -39,6 +43,7 @@ DELIMITERS = (",", ";", "\t", "|")
 SAMPLE_BYTES = 1 << 20
 _SNIFF_LINES = 50
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SKIPPED_LINE = re.compile(r"Skipping line (\d+):")
 _BOMS = {b"\xef\xbb\xbf": "utf-8-sig", b"\xff\xfe": "utf-16", b"\xfe\xff": "utf-16"}
 
 
@@ -137,7 +142,17 @@ class _Dialect:
     encoding: str
     delimiter: str
     quotechar: str
+    skip_bad_lines: bool = False
 
+
+# Characters text does not hold: C0 controls but tab, line feed and carriage return; DEL and the C1 controls; U+FFFD,
+# what a byte the encoding cannot read decodes to
+CONTROL_CHARACTERS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+# At most 0.022 % of the first MiB of each of the 2,065 CSV files of the dev sets and the sample lakes; 20 % and
+# more in binaries without NULs: benchmarks/README.md, "Reading files"
+MAX_CONTROL_SHARE = 0.10
+# Below it a file is a few cells, whose text may hold anything: a share of so few characters tells nothing
+MIN_SHARE_CHARACTERS = 1_000
 
 # Leading bytes of files that end up named .csv but are not text: the message says what the file is.
 _BINARY_SIGNATURES = {
@@ -148,6 +163,7 @@ _BINARY_SIGNATURES = {
     b"\xfd7zXZ\x00": "xz-compressed",
     b"\x28\xb5\x2f\xfd": "zstd-compressed",
     b"\xd0\xcf\x11\xe0": "an old Excel .xls workbook",
+    b"%PDF-": "a PDF document",
 }
 
 
@@ -155,7 +171,10 @@ def refuse_binary(sample: bytes, text: str) -> None:
     """A ``ValueError`` saying what the file is when its leading bytes are not CSV text.
 
     Text never holds NUL characters once decoded (UTF-16 files decode without them),
-    while compressed files, spreadsheets and crashed downloads (runs of zeros) do.
+    while compressed files, spreadsheets and crashed downloads (runs of zeros) do. Nor does text hold
+    control characters but tab and line breaks, nor bytes its encoding cannot read, beyond a stray one:
+    a binary file without NULs (random or compressed bytes) is refused by their share
+    (:data:`MAX_CONTROL_SHARE`, in a sample of :data:`MIN_SHARE_CHARACTERS` at least).
 
     Args:
         sample: The file's leading bytes.
@@ -169,9 +188,15 @@ def refuse_binary(sample: bytes, text: str) -> None:
             f"the file holds NUL bytes ({text.count(chr(0)):,} in its first {len(sample):,} bytes): "
             "a binary file or an incomplete download, not CSV text"
         )
+    controls = len(CONTROL_CHARACTERS.findall(text)) if len(text) >= MIN_SHARE_CHARACTERS else 0
+    if controls > MAX_CONTROL_SHARE * len(text):
+        raise ValueError(
+            f"{controls:,} of its first {len(text):,} characters are control characters or bytes no text encoding "
+            "reads: a binary file, not CSV text"
+        )
 
 
-def _dialect(path: Path, options: CsvOptions) -> _Dialect:
+def _dialect(path: Path, options: CsvOptions, skip_bad_lines: bool = False) -> _Dialect:
     with path.open("rb") as handle:
         sample = handle.read(SAMPLE_BYTES)
     encoding = options.encoding or detect_encoding(sample)
@@ -179,7 +204,7 @@ def _dialect(path: Path, options: CsvOptions) -> _Dialect:
     if options.encoding is None and encoding not in ("utf-8", "utf-8-sig"):
         logger.info("CSV %s is not UTF-8; reading it as %s (csv_options={'encoding': ...} to override)", path, encoding)
     delimiter = options.delimiter or sniff_delimiter(sample.decode(encoding, errors="replace"), options.quotechar)
-    return _Dialect(encoding, delimiter, options.quotechar)
+    return _Dialect(encoding, delimiter, options.quotechar, skip_bad_lines)
 
 
 def csv_header(path: Path, dialect: _Dialect) -> list[str]:
@@ -202,27 +227,51 @@ def csv_header(path: Path, dialect: _Dialect) -> list[str]:
 
 
 def read_csv_file(
-    path: Path, names_of: Any, *, max_rows: int | None, options: CsvOptions | None = None
-) -> tuple[pd.DataFrame, int]:
-    """Up to ``max_rows`` rows of a CSV file as text, and its exact row count.
+    path: Path,
+    names_of: Any,
+    *,
+    max_rows: int | None,
+    options: CsvOptions | None = None,
+    skip_bad_lines: bool = False,
+) -> tuple[pd.DataFrame, int, list[int]]:
+    """Up to ``max_rows`` rows of a CSV file as text, its exact row count, and the lines skipped.
 
     Args:
         path: The file.
         names_of: Maps the header row to the column names to use (and validates them).
         max_rows: Rows to read at most; ``None`` reads all.
         options: Encoding, delimiter, quote character; detected where ``None``.
+        skip_bad_lines: Skip a row with more fields than the header (pandas' ``on_bad_lines``) instead of
+            refusing the file; the lines skipped among the rows read are returned (1-based, the header line 1).
     """
-    dialect = _dialect(path, options or CsvOptions())
-    names = names_of(csv_header(path, dialect))
-    frame = pd.read_csv(path, **_read_options(dialect), names=names, nrows=max_rows)
+    dialect = _dialect(path, options or CsvOptions(), skip_bad_lines)
+    with _bad_lines():  # the header's read sees the first data row again: counted with the rows
+        names = names_of(csv_header(path, dialect))
+    with _bad_lines() as bad:
+        frame = pd.read_csv(path, **_read_options(dialect), names=names, nrows=max_rows)
     if _has_replacement(frame):
         logger.warning(
             "CSV %s has bytes that are not valid %s; they read as U+FFFD (pass csv_options={'encoding': ...})",
             path,
             dialect.encoding,
         )
-    total = len(frame) if max_rows is None or len(frame) < max_rows else _count_rows(path, dialect)
-    return frame, total
+    with _bad_lines():  # a count past the rows read skips the bad lines there too, uncounted
+        total = len(frame) if max_rows is None or len(frame) < max_rows else _count_rows(path, dialect)
+    return frame, total, bad
+
+
+@contextmanager
+def _bad_lines() -> Iterator[list[int]]:
+    """The lines pandas skipped in the block (its ``ParserWarning`` of ``on_bad_lines="warn"``), 1-based."""
+    found: list[int] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        yield found
+    for warning in caught:
+        if issubclass(warning.category, pd.errors.ParserWarning):
+            found += [int(n) for n in _SKIPPED_LINE.findall(str(warning.message))]
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def _read_options(dialect: _Dialect) -> dict[str, Any]:
@@ -236,6 +285,7 @@ def _read_options(dialect: _Dialect) -> dict[str, Any]:
         "quotechar": dialect.quotechar,
         "header": 0,
         "index_col": False,  # never a column taken as the row index, whatever a row's length
+        "on_bad_lines": "warn" if dialect.skip_bad_lines else "error",  # warned lines are skipped and counted
     }
 
 

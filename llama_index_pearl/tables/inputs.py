@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 TABLE_FILE_SUFFIXES = (".csv", ".parquet", ".pq")
 MAX_RENAMES_SHOWN = 3  # renamed columns a warning lists, skipped files an error lists
+MAX_LINES_SHOWN = 10  # skipped lines a warning and a build report list
+_SKIP_HINT = " (skip_bad_lines=True, pearl --skip-bad-lines, skips such rows and counts them)"
 # What a build or an insert reads tables from (the word "source" is kept for provenance, ``Table.source``).
 TablesInput: TypeAlias = Union[
     Mapping[str, Union[pd.DataFrame, Table]],  # table id -> its rows
@@ -73,12 +75,36 @@ class SkippedFile:
         return cls(str(data["path"]), str(data["reason"]))
 
 
+@dataclass(frozen=True)
+class BadLines:
+    """The rows of a CSV file skipped for holding more fields than its header (``skip_bad_lines``).
+
+    Args:
+        path: The file.
+        lines: The lines skipped among the rows read, 1-based (the header is line 1).
+    """
+
+    path: str
+    lines: tuple[int, ...]
+
+    def said(self) -> str:
+        """``2 rows of 'orders.csv' with more fields than its header (lines 3, 5)``, the first lines listed."""
+        n, shown = len(self.lines), ", ".join(map(str, self.lines[:MAX_LINES_SHOWN]))
+        more = ", ..." if n > MAX_LINES_SHOWN else ""
+        plural = "s" if n > 1 else ""
+        return f"{n:,} row{plural} of {self.path!r} with more fields than its header (line{plural} {shown}{more})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "rows": len(self.lines), "lines": list(self.lines[:MAX_LINES_SHOWN])}
+
+
 @dataclass
 class TablesRead:
-    """What :func:`read_tables` read: the tables, and the files it skipped."""
+    """What :func:`read_tables` read: the tables, the files it skipped, and the rows it skipped."""
 
     tables: list[Table]
     skipped: list[SkippedFile] = field(default_factory=list)
+    bad_lines: list[BadLines] = field(default_factory=list)
 
 
 def read_tables(
@@ -87,6 +113,7 @@ def read_tables(
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
     strict: bool = False,
+    skip_bad_lines: bool = False,
 ) -> TablesRead:
     """Load tables from any supported input, skipping table files that cannot be read.
 
@@ -102,9 +129,11 @@ def read_tables(
             (detected per file where not given).
         strict: Raise at the first file that cannot be read instead of skipping it
             (each skip logs one warning naming the file and why).
+        skip_bad_lines: Skip the CSV rows with more fields than their header instead of the whole file
+            (each file's skip logs one warning naming it and how many rows).
 
     Returns:
-        The tables, in a stable order, and the files skipped.
+        The tables, in a stable order, the files skipped and the rows skipped.
 
     Raises:
         ValueError: an unsupported input, duplicate table ids, an invalid table, every
@@ -112,14 +141,16 @@ def read_tables(
     """
     _check_max_rows(max_rows_read)
     options = CsvOptions.of(csv_options)
-    skipped: list[SkippedFile] = []
-    read = [t.sample(max_rows_read) for t in _dispatch(tables, max_rows_read, options, strict, skipped)]
+    found = TablesRead([])
+    read = [t.sample(max_rows_read) for t in _dispatch(tables, max_rows_read, options, strict, skip_bad_lines, found)]
+    skipped = found.skipped
     if skipped and not read:
         more = f"; and {len(skipped) - MAX_RENAMES_SHOWN} more" if len(skipped) > MAX_RENAMES_SHOWN else ""
         reasons = "; ".join(f.reason for f in skipped[:MAX_RENAMES_SHOWN]) + more
         raise ValueError(f"No table could be read: {reasons}")
     _check_unique_ids(read)
-    return TablesRead(read, skipped)
+    found.tables = read
+    return found
 
 
 def load_tables(
@@ -128,6 +159,7 @@ def load_tables(
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
     strict: bool = False,
+    skip_bad_lines: bool = False,
 ) -> list[Table]:
     """The tables of :func:`read_tables` (files that cannot be read are skipped, each with a warning).
 
@@ -136,27 +168,40 @@ def load_tables(
         max_rows_read: As in :func:`read_tables`.
         csv_options: As in :func:`read_tables`.
         strict: As in :func:`read_tables`.
+        skip_bad_lines: As in :func:`read_tables`.
 
     Examples:
         >>> frames = {"singer": pd.DataFrame({"singer_id": [1, 2], "name": ["Ann", "Bo"]})}
         >>> [(t.id, list(t.df.columns), len(t.df)) for t in load_tables(frames)]
         [('singer', ['singer_id', 'name'], 2)]
     """
-    return read_tables(tables, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict).tables
+    return read_tables(
+        tables, max_rows_read=max_rows_read, csv_options=csv_options, strict=strict, skip_bad_lines=skip_bad_lines
+    ).tables
 
 
 def _dispatch(
-    given: TablesInput, max_rows_read: int | None, options: CsvOptions, strict: bool, skipped: list[SkippedFile]
+    given: TablesInput,
+    max_rows_read: int | None,
+    options: CsvOptions,
+    strict: bool,
+    skip_bad_lines: bool,
+    found: TablesRead,
 ) -> list[Table]:
+    """The tables of ``given``; the files and rows skipped are added to ``found``."""
+
     def read(path: Path) -> Table | None:
         try:
-            return read_table_file(path, max_rows_read=max_rows_read, csv_options=options)
+            table, bad = _read_file(path, max_rows_read, options, skip_bad_lines)
         except ValueError as exc:
             if strict:
                 raise
             logger.warning("Skipped %s (pass strict=True, or --strict, to stop instead): %s", path, exc)
-            skipped.append(SkippedFile(str(path), str(exc)))
+            found.skipped.append(SkippedFile(str(path), str(exc)))
             return None
+        if bad is not None:
+            found.bad_lines.append(bad)
+        return table
 
     if _is_sql_database(given):
         return tables_from_sql(given, max_rows_read=max_rows_read)
@@ -256,6 +301,7 @@ def read_table_file(
     *,
     max_rows_read: int | None = DEFAULT_MAX_ROWS_READ,
     csv_options: CsvOptions | Mapping[str, Any] | None = None,
+    skip_bad_lines: bool = False,
 ) -> Table:
     """Read one CSV or Parquet file (at most ``max_rows_read`` rows); the table id is the file stem.
 
@@ -270,34 +316,49 @@ def read_table_file(
         max_rows_read: Leading rows read at most (``None``: all); the file's row
             count is kept in ``Table.total_rows``.
         csv_options: ``{"encoding": ..., "delimiter": ..., "quotechar": ...}`` for CSV files.
+        skip_bad_lines: Skip a CSV row with more fields than the header, with one warning naming the file and
+            how many (``False``: such a row is an error naming the file and the line).
     """
-    path = Path(path)
+    return _read_file(Path(path), max_rows_read, CsvOptions.of(csv_options), skip_bad_lines)[0]
+
+
+def _read_file(
+    path: Path, max_rows_read: int | None, options: CsvOptions, skip_bad_lines: bool
+) -> tuple[Table, BadLines | None]:
+    """:func:`read_table_file`, and the lines it skipped (``None``: none)."""
     suffix = path.suffix.lower()
     if suffix not in TABLE_FILE_SUFFIXES:
         raise ValueError(f"Cannot read {str(path)!r}: expected a .csv or .parquet file")
-    options = CsvOptions.of(csv_options)
     _check_max_rows(max_rows_read)
 
     def names_of(header: list[str]) -> list[str]:
         return _renamed(path, header)
 
+    bad: list[int] = []
     try:
         if suffix == ".csv":
-            df, total = read_csv_file(path, names_of, max_rows=max_rows_read, options=options)
+            df, total, bad = read_csv_file(
+                path, names_of, max_rows=max_rows_read, options=options, skip_bad_lines=skip_bad_lines
+            )
         else:
             require("pyarrow", "parquet", "reading Parquet files")
             df, total = read_parquet_file(path, max_rows=max_rows_read)
             df.columns = _renamed(path, [str(c) for c in df.columns])
+    except pd.errors.ParserError as exc:  # a ValueError: a row that does not fit the header, said how to skip it
+        raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}{_SKIP_HINT}") from exc
     except ValueError as exc:
         if str(path) in str(exc):
             raise
         raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
-    except (OSError, pd.errors.ParserError, UnicodeError, ImportError, LookupError) as exc:
+    except (OSError, UnicodeError, ImportError, LookupError) as exc:
         raise ValueError(f"Cannot read table file {str(path)!r}: {str(exc).strip()}") from exc
     table_id = _readable_name(path.stem)
     if table_id != path.stem:
         logger.warning("The name of %s is not UTF-8; its table is read as %r", _readable_name(str(path)), table_id)
-    return Table(id=table_id, df=df, total_rows=total if total > len(df) else None)
+    skipped = BadLines(str(path), tuple(bad)) if bad else None
+    if skipped is not None:
+        logger.warning("Skipped %s", skipped.said())
+    return Table(id=table_id, df=df, total_rows=total if total > len(df) else None), skipped
 
 
 def _check_max_rows(max_rows_read: int | None) -> None:

@@ -1,0 +1,171 @@
+"""Sources and tables as a person names them on the command line of a lake: ``--source chinook``, ``chinook/Invoice``.
+
+A folder of databases gives long names: ``pearl index lakes/`` over ``lakes/chinook/tables/chinook__Invoice.csv``
+makes the table ``chinook/tables/chinook__Invoice`` of the source ``chinook/tables``. A person says ``chinook`` and
+``Invoice``. :func:`resolve_sources` reads what ``--source`` names (the source, the first or last parts of its path,
+or the start of its name) as the one source it names; :func:`short_table_names` writes each table as
+``SOURCE/NAME`` with the shortest name of its source that ``--source`` reads back as it, and its name without the
+``chinook__`` that repeats the source (``db__table`` exports). A name that two tables would share stays whole;
+``--json`` keeps the full ids.
+
+Pipeline step: cli (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from llama_index.core.schema import NodeWithScore
+
+from llama_index_pearl.joins.graph import Join
+from llama_index_pearl.retrieval.join_hints import JoinHint
+
+__all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
+
+MAX_LISTED = 20  # names an error lists before it says how many more there are
+
+
+def listed(names: Iterable[str], limit: int = MAX_LISTED) -> str:
+    """Names for a one-line message: each quoted with its escapes (a newline stays ``\\n``), sorted, the first
+    ``limit``, then how many more.
+
+    >>> listed(["b", "a\\nx", "c"], limit=2)
+    "'a\\\\nx', 'b' and 1 more"
+
+    Args:
+        names: The names.
+        limit: How many to list at most.
+    """
+    ordered = sorted(set(names))
+    shown = ", ".join(map(repr, ordered[:limit]))
+    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
+
+
+def _named_by(wanted: str, sources: Collection[str]) -> list[str]:
+    """The sources ``wanted`` names: itself; else those it is the first or last parts of; else those it starts."""
+    if wanted in sources:
+        return [wanted]
+    parts = [s for s in sources if s.startswith(wanted + "/") or s.endswith("/" + wanted)]
+    return sorted(parts) or sorted(s for s in sources if s.startswith(wanted))
+
+
+def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str]:
+    """The sources ``--source`` names: each name resolved to the one source it names.
+
+    Args:
+        wanted: The names given (``--source``, repeated).
+        sources: The index's sources.
+
+    Raises:
+        ValueError: A name that names no source (the message lists the sources), or several (it lists them).
+    """
+    resolved = []
+    for name in wanted:
+        found = _named_by(name, sources)
+        if not found:
+            there = listed(sources) or "none: the index records no source (rebuild it to scope questions)"
+            raise ValueError(f"no table of source {name!r}; the index's sources: {there}")
+        if len(found) > 1:
+            raise ValueError(f"--source {name!r} names several sources, {listed(found)}: give one of them")
+        resolved.append(found[0])
+    return list(dict.fromkeys(resolved))
+
+
+def _label(source: str, sources: Collection[str]) -> str:
+    """The shortest name of ``source`` that :func:`resolve_sources` reads back as it (the whole name at worst)."""
+    parts = source.split("/")
+    splits = range(1, len(parts))
+    candidates = ["/".join(parts[:n]) for n in splits] + ["/".join(parts[n:]) for n in splits]
+    unique = [c for c in candidates if _named_by(c, sources) == [source]]
+    return min(unique, key=len) if unique else source
+
+
+def _name(table_id: str, source: str) -> str:
+    """The table's name within its source, without a leading ``PART__`` or ``PART.`` that repeats a part of it."""
+    name = table_id[len(source) + 1 :] if table_id.startswith(source + "/") else table_id.rsplit("/", 1)[-1]
+    for part in source.split("/"):
+        for joint in ("__", "."):
+            if name.startswith(part + joint) and len(name) > len(part + joint):
+                return name[len(part + joint) :]
+    return name
+
+
+def short_table_names(table_ids: Iterable[str], sources: Mapping[str, str | None]) -> dict[str, str]:
+    """Each table as a person names it: ``chinook/InvoiceLine`` for ``chinook/tables/chinook__InvoiceLine``.
+
+    A table without a source keeps its id; a short name two tables would share, or that is another table's id,
+    is left whole for both.
+
+    >>> short_table_names(["crm/db/crm__users", "shop/db/orders"], {"crm/db/crm__users": "crm/db",
+    ...                   "shop/db/orders": "shop/db"})
+    {'crm/db/crm__users': 'crm/users', 'shop/db/orders': 'shop/orders'}
+
+    Args:
+        table_ids: The tables to name.
+        sources: Every table of the index -> its source (all of them: a label must tell every source apart).
+    """
+    known = {s for s in sources.values() if s}
+    labels: dict[str, str] = {}
+    short = {}
+    for table_id in dict.fromkeys(table_ids):
+        source = sources.get(table_id)
+        if not source:
+            short[table_id] = table_id
+            continue
+        if source not in labels:
+            labels[source] = _label(source, known)
+        short[table_id] = f"{labels[source]}/{_name(table_id, source)}"
+    counts = Counter(short.values())
+    return {t: s if counts[s] == 1 and (s == t or s not in sources) else t for t, s in short.items()}
+
+
+def tables_named(nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint]) -> list[str]:
+    """Every table a result names: its tables, the tables of their matched units, the join hints' tables.
+
+    Args:
+        nodes: A retrieval's result.
+        hints: Its join hints.
+    """
+    named = []
+    for hit in nodes:
+        named += [hit.node.metadata["table_id"], *(hit.node.metadata.get("matched_table_ids") or [])]
+    for hint in hints:
+        named += [*hint.tables, *([hint.via] if hint.via else [])]
+    return list(dict.fromkeys(named))
+
+
+def with_short_names(
+    nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint], names: Mapping[str, str]
+) -> tuple[list[NodeWithScore], list[JoinHint]]:
+    """Copies of a result's nodes and join hints that name tables by ``names``, for a person to read.
+
+    Args:
+        nodes: A retrieval's result (left as it is).
+        hints: Its join hints.
+        names: Table id -> the name shown (a table missing here keeps its id).
+    """
+
+    def name(table_id: str) -> str:
+        return names.get(table_id, table_id)
+
+    def join(found: Join) -> Join:
+        return dataclasses.replace(found, left_table=name(found.left_table), right_table=name(found.right_table))
+
+    shown = []
+    for hit in nodes:
+        meta = dict(hit.node.metadata)
+        meta["table_id"] = name(meta["table_id"])
+        meta["matched_table_ids"] = [name(t) for t in meta.get("matched_table_ids") or []]
+        shown.append(NodeWithScore(node=hit.node.model_copy(update={"metadata": meta}), score=hit.score))
+    renamed = [
+        JoinHint(
+            (name(h.tables[0]), name(h.tables[1])),
+            tuple(join(j) for j in h.joins),
+            name(h.via) if h.via else None,
+            tuple(join(a) for a in h.alternatives),
+        )
+        for h in hints
+    ]
+    return shown, renamed
