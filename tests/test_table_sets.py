@@ -16,6 +16,7 @@ from llama_index_pearl.retrieval.table_sets import (
     SetTier,
     TableSet,
     choose_table_set,
+    fit_whole,
     set_first,
 )
 
@@ -118,8 +119,18 @@ def test_a_cut_never_leaves_a_bridge_behind_the_table_it_joined():
         {"artist": MATCHED, "venue": MATCHED, "gig": BRIDGE},
         tiers={"artist": NEEDED, "venue": NEEDED, "gig": NEEDED},
     )
-    assert whole.cut(2).tables == ("artist",)
-    assert whole.cut(2).size == 3
+    assert fit_whole(["artist", "venue", "gig", "label"], whole, 2) == ["artist", "label"]
+
+
+def test_a_cut_after_a_rival_databases_table_keeps_a_later_table_with_its_bridge_or_neither():
+    """Issue 51 item 14: a hedge (a rival database's best table) after the needed tier takes one place."""
+    reasons = {"a": MATCHED, "m": MATCHED, "mb": BRIDGE}
+    tiers = {"a": NEEDED, "m": MAYBE, "mb": MAYBE}
+    chosen = TableSet(("a", "m", "mb"), reasons, tiers=tiers, hedges=("h",))
+    order = set_first(["h", "a", "m", "mb", "x"], chosen)
+    assert order == ["a", "h", "m", "mb", "x"]
+    assert fit_whole(order, chosen, 3) == ["a", "h", "x"]
+    assert fit_whole(order, chosen, 4) == ["a", "h", "m", "mb"]
 
 
 def test_an_empty_ranking_has_an_empty_set():
@@ -168,6 +179,15 @@ def test_a_set_larger_than_similarity_top_k_is_cut_there(gig_index):
     nodes = retriever.retrieve("Did Joe Sharp ever play at Wembley?")
     assert len(nodes) == 1
     assert nodes[0].node.metadata["set_size"] > 1
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_no_bridge_comes_back_without_the_table_it_joined_whatever_similarity_top_k(gig_index, k):
+    retriever = gig_index.as_retriever(similarity_top_k=k, set_rule=SetRule(needed=0.01, maybe=0.01))
+    meta = [n.node.metadata for n in retriever.retrieve("Did Joe Sharp ever play at Wembley?")]
+    for i, m in enumerate(meta):
+        if m["set_reason"] == "bridge":
+            assert any(earlier["set_reason"] == "matched" for earlier in meta[:i])
 
 
 def test_set_margin_returns_a_set_larger_than_similarity_top_k_whole(gig_index):

@@ -37,7 +37,7 @@ from llama_index_pearl.retrieval.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Route, Routing, route, source_evidence, twin_sources
 from llama_index_pearl.retrieval.scope import Scope, Scopes
 from llama_index_pearl.retrieval.search import Ranked, Request, SearchSpace, TableSearch
-from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, set_first
+from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
 from llama_index_pearl.text.serialization import table_name_in_text
 
 __all__ = ["QuestionEvidence", "QuestionWords", "SetAnswer"]
@@ -192,11 +192,10 @@ class SetAnswer:
         if missing:
             known.update((t.table_id, t) for t in self._scored(ranked, missing))
         size = len(table_set.tables)
-        if request.margin is None:  # k tables, as any LlamaIndex retriever returns: a larger set is cut, least sure go
-            table_set, count = table_set.cut(k), k
-        else:  # the whole set and ``margin`` more, at most k unless the set is larger
-            count = max(size, min(k, size + request.margin))
         order = set_first((t.table_id for t in pooled), table_set)
+        if request.margin is None:  # k tables, as any LlamaIndex retriever returns: a larger set is cut, least sure go
+            return [known[t] for t in fit_whole(order, table_set, k)], table_set
+        count = max(size, min(k, size + request.margin))  # the whole set and ``margin`` more
         return [known[t] for t in order[:count]], table_set
 
     def table_set(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> TableSet:

@@ -50,6 +50,7 @@ __all__ = [
     "SetTier",
     "TableSet",
     "choose_table_set",
+    "fit_whole",
     "set_first",
 ]
 
@@ -126,7 +127,7 @@ class TableSet:
         reasons: Table -> :class:`SetReason`.
         confidence: Table -> how surely the question needs it (every candidate and bridge, in the set or not).
         tiers: Table -> :class:`SetTier` (every table of the set).
-        whole: The size of the set this one was cut from (:meth:`cut`); ``None``: this is the whole set.
+        whole: The size of the whole set, where this one holds part of it; ``None``: this is the whole set.
         route: The source the question was routed to (``None``: one source in reach).
         hedges: The best table of each close rival source (:attr:`Route.rivals`): returned after the needed tier,
             outside the set, since the question may mean that database.
@@ -152,32 +153,6 @@ class TableSet:
     def needed(self) -> tuple[str, ...]:
         """The tables of the needed tier, in order."""
         return tuple(t for t in self.tables if self.tiers.get(t) is SetTier.NEEDED)
-
-    def cut(self, k: int) -> TableSet:
-        """The first tables of the set that fit in ``k``, never a table without the bridges that join it.
-
-        A table and the bridges after it (those that joined it) stay together: the cut keeps the longest run of
-        such groups within ``k`` tables, the least sure ones going.
-
-        >>> whole = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
-        >>> whole.cut(2).tables, whole.cut(2).size
-        (('a',), 3)
-        """
-        if len(self.tables) <= k:
-            return self
-        kept: list[str] = []
-        group: list[str] = []
-        for table in (*self.tables, None):
-            if table is not None and self.reasons[table] is SetReason.BRIDGE:
-                group.append(table)
-                continue
-            if len(kept) + len(group) > k:
-                break
-            kept.extend(group)
-            group = [table] if table is not None else []
-        reasons = {t: self.reasons[t] for t in kept}
-        tiers = {t: self.tiers[t] for t in kept if t in self.tiers}
-        return TableSet(tuple(kept), reasons, self.confidence, tiers, self.size, self.route, self.hedges)
 
 
 def choose_table_set(
@@ -321,3 +296,43 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
     rest = [t for t in table_set.tables if t not in needed]
     first = [*needed, *hedges, *rest]
     return [*first, *(t for t in ranked if t not in table_set and t not in hedges)]
+
+
+def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
+    """The first ``k`` tables of ``order`` (:func:`set_first`'s), never a table of the set without the bridges
+    that join it: a set table and the bridges after it come in together or not at all, and once one such group
+    does not fit, the set's less sure groups after it stay out too; other tables fill the room left.
+
+    >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
+    >>> fit_whole(["a", "c", "b", "x", "y"], chosen, 2)
+    ['a', 'x']
+
+    Args:
+        order: Table ids, the set's first.
+        table_set: The set.
+        k: Tables wanted.
+    """
+    groups: list[list[str]] = []
+    for table in order:
+        if (
+            table in table_set
+            and table_set.reasons[table] is SetReason.BRIDGE
+            and groups
+            and groups[-1][0] in table_set
+        ):
+            groups[-1].append(table)
+        else:
+            groups.append([table])
+    kept: list[str] = []
+    set_closed = False
+    for group in groups:
+        in_set = group[0] in table_set
+        if in_set and set_closed:
+            continue
+        if len(kept) + len(group) <= k:
+            kept.extend(group)
+        elif in_set:
+            set_closed = True
+        if len(kept) == k:
+            break
+    return kept
