@@ -67,9 +67,10 @@ from llama_index_pearl.joins.edges import (
     score_admissible,
     strongest_first,
 )
+from llama_index_pearl.joins.embedding import embed_names, embed_values
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
+from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.joins.selection import LAMBDA_DIV, lazy_greedy
 from llama_index_pearl.tables.table import Table
