@@ -166,7 +166,7 @@ def admissible_pairs(
             cross_source_joins != "always"
             and sig.pattern != "declared"
             and not same_source(a.source, b.source)
-            and (cross_source_joins == "never" or not scoring.cross_source_evidence(a, b, c_ab, c_ba, shared))
+            and (cross_source_joins == "never" or not _across(a, b, i, sig, overlap))
         ):
             continue
         pattern, referencing = sig.pattern, sig.referencing
@@ -177,6 +177,22 @@ def admissible_pairs(
             continue
         admitted[(i, j)] = Admitted(sig, overlap, pattern, referencing)
     return admitted
+
+
+def _across(a: ColumnProfile, b: ColumnProfile, i: int, sig: Signals, overlap: tuple[float, float, float, int]) -> bool:
+    """Whether two columns of different sources may join: values chance does not explain, or a reference by name.
+
+    The name counts only when it resolves to the other source's table alone (``sig.named``: the referencing
+    column's own source has no table of that name) and the values confirm it
+    (:func:`~llama_index_pearl.joins.scoring.cross_source_reference`).
+    """
+    _, c_ab, c_ba, shared = overlap
+    if scoring.cross_source_evidence(a, b, c_ab, c_ba, shared):
+        return True
+    if not sig.named or sig.referencing is None or sig.pattern not in ("fk_name", "fk_table"):
+        return False
+    child, parent, contained = (a, b, c_ab) if sig.referencing == i else (b, a, c_ba)
+    return scoring.cross_source_reference(child, parent, contained, shared)
 
 
 def _own_identifiers(profiles: Sequence[ColumnProfile]) -> set[int]:

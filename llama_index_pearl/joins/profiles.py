@@ -88,6 +88,8 @@ class ColumnProfile:
         source: Provenance of the owning table (``Table.source``; ``None``: unknown).
         label: Unique over the rows read, but a label of a table that has an identifier
             (:func:`mark_labels`): a name, phone or city beside ``CustomerID``, never what a reference points at.
+        beside_identifier: Its table has an identifier and this column is none (:func:`mark_labels`): what it
+            holds describes or references that table's rows; it keys no table of its own.
     """
 
     table_id: str
@@ -107,6 +109,7 @@ class ColumnProfile:
     key_hashes: np.ndarray | None = field(default=None, repr=False)
     bare_name: str = ""
     label: bool = False
+    beside_identifier: bool = False
 
     def __post_init__(self) -> None:
         if self.n_rows < 0:
@@ -391,7 +394,7 @@ def mark_labels(columns: Sequence[ColumnProfile]) -> None:
     of each of seven offices, the first names of a few hundred customers) are unique because the table is
     small or the values are descriptive, and values shared with them are shared words, not references. A
     column named as a key (``playerID`` beside a surrogate ``ID``) or by a word of its table's name
-    (``model_list.Model``) stays a key.
+    (``model_list.Model``) stays a key. Every column but the identifiers is marked ``beside_identifier``.
 
     Args:
         columns: The profiles of one table's columns.
@@ -400,6 +403,7 @@ def mark_labels(columns: Sequence[ColumnProfile]) -> None:
         return
     own_words = {entity_singular(w) for w in table_name_words(columns[0].table_id)}
     for p in columns:
+        p.beside_identifier = not p.identifier
         named_key = parse_reference(p.bare_name).key is not None  # playerID beside a surrogate ID: a natural key
         if p.unique and not named_key and not {entity_singular(w) for w in p.tokens} & own_words:
             p.label = True

@@ -42,6 +42,7 @@ __all__ = [
     "PATTERN_STRENGTH",
     "coincidental_overlap",
     "cross_source_evidence",
+    "cross_source_reference",
     "explicit_score",
     "identifier_shaped",
     "implicit_score",
@@ -213,17 +214,21 @@ def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: floa
 
 
 def referenceable(p: ColumnProfile, across_sources: bool) -> bool:
-    """Whether a reference may point at column ``p``: a key, or across sources any unique column.
+    """Whether a reference may point at column ``p``: a key of its table.
 
     Inside one system a reference points at its table's key, never at a label beside it
-    (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.label`); two systems share no surrogate
-    ids, and meet through what each holds unique as a label: an email, an ISBN, an ISO code.
+    (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.label`). Across systems it points at what keys
+    the other table: its identifier, or, in a table without one, a unique column (an email, an ISBN, an ISO
+    code of a reference list). A unique column beside its table's identifier (a customer's postal code or
+    phone, unique among a few hundred customers) keys nothing another database could reference.
 
     Args:
         p: The referenced column.
         across_sources: Whether the referencing column is of another source.
     """
-    return p.key_like or (across_sources and p.joinable and p.unique)
+    if across_sources:
+        return p.joinable and p.unique and not p.beside_identifier
+    return p.key_like
 
 
 def dense_cover(child: ColumnProfile, key: ColumnProfile) -> bool:
@@ -350,6 +355,27 @@ def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba:
         return False
     return (referenceable(b, True) and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
         referenceable(a, True) and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
+    )
+
+
+def cross_source_reference(child: ColumnProfile, parent: ColumnProfile, contained: float, shared: int) -> bool:
+    """Whether a column named after another source's table, which its own source lacks, references that table's key.
+
+    A folder of exports keeps one table per file: ``billing/invoices.customer_id`` names the customers of
+    ``crm/``. Values confirm the name: at least ``INCLUSION_MIN_SHARED`` of the reference's values are shared and
+    ``INCLUSION_MIN_CONTAINMENT`` of them lie in the key (1..n ids included: the name, not chance, chose the key).
+
+    Args:
+        child: The referencing column, whose name resolves to ``parent``'s table alone.
+        parent: The referenced column (of another source).
+        contained: Containment of ``child``'s values in ``parent``'s.
+        shared: Shared sampled values.
+    """
+    return (
+        referenceable(parent, True)
+        and types_compatible(child, parent)
+        and shared >= INCLUSION_MIN_SHARED
+        and contained >= INCLUSION_MIN_CONTAINMENT
     )
 
 
