@@ -114,3 +114,42 @@ def test_a_row_guid_in_every_table_joins_none_of_them():
     quota = table("quota_history", entityid=sparse(21), quotadate=DATES, rowguid=uuids(22))
     territory = table("territory", territoryid=sparse(23), rowguid=uuids(24), name=list("fghij"))
     assert found(product, quota, territory) == set()
+
+
+def test_a_reference_goes_to_the_entitys_table_before_a_sibling_that_copies_the_key():
+    # a manager is a person; the managers' table holds playerID unique in five rows, but is no table of players
+    people = table("People", ID=sparse(26), playerID=[f"p{v}" for v in sparse(27, 5, 5)], nameFirst=list("abcde"))
+    managers = table("Managers", playerID=[f"p{v}" for v in sparse(28, 5, 5)], yearID=["1990"] * 5, G=list("12345"))
+    awards = table("AwardsManagers", playerID=[f"p{v}" for v in sparse(29, 5, 5)], awardID=["BBWAA"] * 5)
+    edges = found(people, managers, awards)
+    assert ("AwardsManagers.playerID", "Managers.playerID") not in edges
+    assert ("AwardsManagers.playerID", "People.playerID") in edges
+
+
+def test_an_extended_copy_joins_its_original_on_the_originals_key():
+    # races_ext repeats the races' columns and adds its own: the same races, numbered alike
+    races = table(
+        "races",
+        race_id=["1107", "676", "136", "179", "821"],
+        year=["2023", "1968", "2002", "1969", "2009"],
+        round=["9", "10", "13", "4", "17"],
+        name=list("abcde"),
+    )
+    extended = table(
+        "races_ext",
+        race_id=["6", "530", "173", "875", "984"],
+        year=["2009", "1978", "2000", "2012", "2017"],
+        round=["6", "4", "16", "11", "1"],
+        name=list("fghij"),
+        max_points=["10", "9", "10", "25", "25"],
+    )
+    assert found(races, extended) == {("races_ext.race_id", "races.race_id")}
+
+
+def test_a_copy_numbering_rows_of_its_own_does_not_join_its_original_by_number():
+    # sprint results have the results' columns, but their result_id counts sprint rows, far below the results'
+    columns = {"race_id": ["18", "19", "20", "21", "22"], "points": list("13579"), "grid": list("24680")}
+    columns |= {"driver_id": ["1", "830", "844", "847", "20"]}
+    results = table("results", result_id=["13392", "5230", "7199", "22727", "5622"], **columns)
+    sprints = table("sprint_results", result_id=["175", "57", "71", "2", "254"], **columns)
+    assert ("sprint_results.result_id", "results.result_id") not in found(results, sprints)
