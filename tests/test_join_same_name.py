@@ -116,6 +116,14 @@ def test_a_row_guid_in_every_table_joins_none_of_them():
     assert found(product, quota, territory) == set()
 
 
+def test_two_tables_own_ids_are_no_join_where_a_named_key_joins_them():
+    # a league's id happens to equal its country's id; the league names its country: that is the join
+    ids = sparse(25)
+    country = table("Country", id=ids, name=["Belgium", "England", "France", "Germany", "Italy"])
+    league = table("League", id=ids, country_id=ids, name=["Jupiler", "Premier", "Ligue 1", "Bundesliga", "Serie A"])
+    assert found(country, league) == {("League.country_id", "Country.id")}
+
+
 def test_a_reference_goes_to_the_entitys_table_before_a_sibling_that_copies_the_key():
     # a manager is a person; the managers' table holds playerID unique in five rows, but is no table of players
     people = table("People", ID=sparse(26), playerID=[f"p{v}" for v in sparse(27, 5, 5)], nameFirst=list("abcde"))

@@ -274,7 +274,7 @@ def discover_join_paths(
         edges = keep_best_parents(score_admissible(profiles, admitted))
         edges = strongest_first(edges + composite_edges(tables, profiles, touching))
         identifiers = {(p.table_id, p.column) for p in profiles if p.identifier}
-        edges = drop_value_alternatives(drop_sibling_references(edges, tau_2, identifiers), tau_2)
+        edges = drop_value_alternatives(drop_sibling_references(edges, tau_2, identifiers), tau_2, identifiers)
     with stage(seconds, "paths"):
         kept_edges, kept_paths = _kept(previous)
         pools = _path_pools(strongest_first(kept_edges + edges), tau_2, tau_3, touching, kept_paths)
