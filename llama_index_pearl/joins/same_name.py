@@ -156,7 +156,8 @@ def _extended(profiles: Sequence[ColumnProfile], names: TableNames, usable: list
     if len({profiles[k].table_id for k in found}) != 1:
         return None
     q = profiles[found[0]]
-    return found[0] if q.key_like or not q.n_values else None
+    # without rows, the key is the column the table leads with (posts.parent_id is a post's parent, no key)
+    return found[0] if (q.key_like if q.n_values else found[0] == names.columns[q.table_id][0]) else None
 
 
 def _key_named(p: ColumnProfile) -> bool:
