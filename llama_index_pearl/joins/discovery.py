@@ -37,7 +37,7 @@ generator's cost: :func:`~llama_index_pearl.joins.selection.resolve_budget`).
 
 Provenance: columns of two different sources (``Table.source``) join only on
 value evidence (``cross_source_joins="evidence"``, see
-:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`): on a corpus of
+:func:`~llama_index_pearl.joins.sources.cross_source_evidence`): on a corpus of
 many databases, nearly every false explicit table pair joined two different
 databases through same-named 1..n keys ("Constants" in benchmarks/README.md).
 

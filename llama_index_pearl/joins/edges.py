@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from llama_index_pearl.joins import scoring
+from llama_index_pearl.joins import scoring, sources
 from llama_index_pearl.joins.naming import names_own_table
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals
@@ -148,7 +148,7 @@ def admissible_pairs(
         pairs: Candidates from the generators.
         cross_source_joins: Pairs of columns from two different sources (declared keys
             excepted): ``"evidence"`` keeps those that pass
-            :func:`~llama_index_pearl.joins.scoring.cross_source_evidence`,
+            :func:`~llama_index_pearl.joins.sources.cross_source_evidence`,
             ``"never"`` drops them all, ``"always"`` scores them like any pair.
 
     Returns:
@@ -167,7 +167,7 @@ def admissible_pairs(
             cross_source_joins != "always"
             and sig.pattern != "declared"
             and not same_source(a.source, b.source)
-            and (cross_source_joins == "never" or not _across(a, b, i, sig, overlap))
+            and (cross_source_joins == "never" or not sources.may_join(a, b, i, sig, overlap))
         ):
             continue
         pattern, referencing = sig.pattern, sig.referencing
@@ -178,22 +178,6 @@ def admissible_pairs(
             continue
         admitted[(i, j)] = Admitted(sig, overlap, pattern, referencing)
     return admitted
-
-
-def _across(a: ColumnProfile, b: ColumnProfile, i: int, sig: Signals, overlap: tuple[float, float, float, int]) -> bool:
-    """Whether two columns of different sources may join: values chance does not explain, or a reference by name.
-
-    The name counts only when it resolves to the other source's table alone (``sig.named``: the referencing
-    column's own source has no table of that name) and the values confirm it
-    (:func:`~llama_index_pearl.joins.scoring.cross_source_reference`).
-    """
-    _, c_ab, c_ba, shared = overlap
-    if scoring.cross_source_evidence(a, b, c_ab, c_ba, shared):
-        return True
-    if not sig.named or sig.referencing is None or sig.pattern not in ("fk_name", "fk_table"):
-        return False
-    child, parent, contained = (a, b, c_ab) if sig.referencing == i else (b, a, c_ba)
-    return scoring.cross_source_reference(child, parent, contained, shared)
 
 
 def _own_identifiers(profiles: Sequence[ColumnProfile]) -> set[int]:
@@ -281,8 +265,8 @@ def _codes(a: ColumnProfile, b: ColumnProfile) -> bool:
     return (
         a.tokens != b.tokens
         and a.dtype == b.dtype == "text"
-        and scoring.identifier_shaped(a)
-        and scoring.identifier_shaped(b)
+        and sources.identifier_shaped(a)
+        and sources.identifier_shaped(b)
     )
 
 

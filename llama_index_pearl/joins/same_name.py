@@ -16,7 +16,7 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
   word of one kind (a number: ``id``, ``no``, ``num``).
 
 Every such join needs values of an identifier's type on both sides: integers, or codes
-(:func:`~llama_index_pearl.joins.scoring.identifier_shaped`), or none read (a table known by its header).
+(:func:`~llama_index_pearl.joins.sources.identifier_shaped`), or none read (a table known by its header).
 
 Pipeline step: joins (docs/architecture.md).
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from llama_index_pearl.joins import naming, scoring
+from llama_index_pearl.joins import naming, scoring, sources
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
@@ -168,7 +168,7 @@ def _key_named(p: ColumnProfile) -> bool:
 def _id_like(p: ColumnProfile) -> bool:
     """Values an identifier may hold: integers, codes (no words of a language), or none read."""
     if p.dtype == "text":
-        return scoring.identifier_shaped(p)
+        return sources.identifier_shaped(p)
     return p.dtype in ("int", "empty")
 
 
