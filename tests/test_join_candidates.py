@@ -7,7 +7,8 @@ from embeddings import TrigramEmbedding
 
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
-from llama_index_pearl.joins.profiles import embed_names, profile_tables
+from llama_index_pearl.joins.embedding import embed_names
+from llama_index_pearl.joins.profiles import profile_tables
 from llama_index_pearl.tables.table import ForeignKey, Table
 
 

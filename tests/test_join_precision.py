@@ -12,7 +12,7 @@ from embeddings import TrigramEmbedding
 from llama_index_pearl.joins import discover_join_paths
 from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.joins.profiles import profile_tables
-from llama_index_pearl.joins.scoring import identifier_shaped
+from llama_index_pearl.joins.sources import identifier_shaped
 from llama_index_pearl.tables.table import Table
 
 EMB = TrigramEmbedding()

@@ -266,3 +266,19 @@ def test_a_table_of_movies_is_named_by_movie_id():
     movies = rows("movies", id=["tt01", "tt02", "tt03"], title=["A", "B", "C"])
     ratings = rows("ratings", movie_id=["tt09", "tt08", "tt07"], avg_rating=["7.1", "6.0", "8.2"])
     assert joins(movies, ratings) == {("ratings.movie_id", "movies.id")}
+
+
+def test_a_role_named_column_of_codes_of_the_keys_one_length_references_it():
+    # departure_airport is no key word, but three-letter codes like the airports' own are no attribute
+    airports = rows("airports_data", airport_code=["ESL", "KGP", "UFA", "MJZ", "NAL"], timezone=["Europe/Moscow"] * 5)
+    flights = rows(
+        "flights",
+        flight_id=["28201", "8942", "17756", "3310", "21404"],
+        departure_airport=["PEZ", "LED", "OSW", "SVO", "DME"],
+        arrival_airport=["DME", "TBW", "HMA", "KZN", "AER"],
+        status=["Arrived", "Scheduled", "Scheduled", "Arrived", "On Time"],
+    )
+    assert joins(airports, flights) == {
+        ("flights.departure_airport", "airports_data.airport_code"),
+        ("flights.arrival_airport", "airports_data.airport_code"),
+    }

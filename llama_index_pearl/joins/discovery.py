@@ -37,7 +37,7 @@ generator's cost: :func:`~llama_index_pearl.joins.selection.resolve_budget`).
 
 Provenance: columns of two different sources (``Table.source``) join only on
 value evidence (``cross_source_joins="evidence"``, see
-:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`): on a corpus of
+:func:`~llama_index_pearl.joins.sources.cross_source_evidence`): on a corpus of
 many databases, nearly every false explicit table pair joined two different
 databases through same-named 1..n keys ("Constants" in benchmarks/README.md).
 
@@ -67,9 +67,10 @@ from llama_index_pearl.joins.edges import (
     score_admissible,
     strongest_first,
 )
+from llama_index_pearl.joins.embedding import embed_names, embed_values
 from llama_index_pearl.joins.graph import build_join_graph, edges_from_graph, paths_from_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.joins.profiles import ColumnProfile, embed_names, embed_values, profile_tables
+from llama_index_pearl.joins.profiles import ColumnProfile, profile_tables
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
 from llama_index_pearl.joins.selection import LAMBDA_DIV, lazy_greedy
 from llama_index_pearl.tables.table import Table
@@ -273,7 +274,7 @@ def discover_join_paths(
         edges = keep_best_parents(score_admissible(profiles, admitted))
         edges = strongest_first(edges + composite_edges(tables, profiles, touching))
         identifiers = {(p.table_id, p.column) for p in profiles if p.identifier}
-        edges = drop_value_alternatives(drop_sibling_references(edges, tau_2, identifiers), tau_2)
+        edges = drop_value_alternatives(drop_sibling_references(edges, tau_2, identifiers), tau_2, identifiers)
     with stage(seconds, "paths"):
         kept_edges, kept_paths = _kept(previous)
         pools = _path_pools(strongest_first(kept_edges + edges), tau_2, tau_3, touching, kept_paths)

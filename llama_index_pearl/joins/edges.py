@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from llama_index_pearl.joins import scoring
+from llama_index_pearl.joins import scoring, sources
 from llama_index_pearl.joins.naming import names_own_table
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals
@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 PARENT_MARGIN = 0.1  # parents of one FK column scoring within this of the best are kept
+REFERENCE_PATTERNS = frozenset({"declared", "fk_name", "fk_table", "composite_key"})  # a key named as a reference
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def admissible_pairs(
         pairs: Candidates from the generators.
         cross_source_joins: Pairs of columns from two different sources (declared keys
             excepted): ``"evidence"`` keeps those that pass
-            :func:`~llama_index_pearl.joins.scoring.cross_source_evidence`,
+            :func:`~llama_index_pearl.joins.sources.cross_source_evidence`,
             ``"never"`` drops them all, ``"always"`` scores them like any pair.
 
     Returns:
@@ -166,7 +167,7 @@ def admissible_pairs(
             cross_source_joins != "always"
             and sig.pattern != "declared"
             and not same_source(a.source, b.source)
-            and (cross_source_joins == "never" or not scoring.cross_source_evidence(a, b, c_ab, c_ba, shared))
+            and (cross_source_joins == "never" or not sources.may_join(a, b, i, sig, overlap))
         ):
             continue
         pattern, referencing = sig.pattern, sig.referencing
@@ -264,8 +265,8 @@ def _codes(a: ColumnProfile, b: ColumnProfile) -> bool:
     return (
         a.tokens != b.tokens
         and a.dtype == b.dtype == "text"
-        and scoring.identifier_shaped(a)
-        and scoring.identifier_shaped(b)
+        and sources.identifier_shaped(a)
+        and sources.identifier_shaped(b)
     )
 
 
@@ -310,20 +311,38 @@ def drop_sibling_references(
     return kept
 
 
-def drop_value_alternatives(edges: Sequence[CandidateEdge], tau_2: float) -> list[CandidateEdge]:
-    """Drop value-only anchors (``inclusion``) between two tables that a named or declared key already joins.
+def drop_value_alternatives(
+    edges: Sequence[CandidateEdge], tau_2: float, identifiers: Collection[tuple[str, str]] = ()
+) -> list[CandidateEdge]:
+    """Drop joins that values alone anchor between two tables that a key named as a reference already joins.
 
     An order ships to its customer's address and names its customer's company: ``ShipAddress`` values
     fall inside ``Customers.Address`` because the order is the customer's, joined by ``CustomerID``. Such
     overlap follows from the key join; it is no second key, and offering it as an alternative join would
-    lead a SQL writer astray.
+    lead a SQL writer astray. So does a value anchor (``inclusion``), and so do two tables' own identifiers
+    that happen to hold the same numbers (a league's ``id`` equal to its country's, the league naming its
+    country by ``country_id``): each identifies its own table.
 
     Args:
         edges: Scored edges.
         tau_2: Minimum f of a path of 2 tables.
+        identifiers: ``(table, column)`` of the columns that identify their own table
+            (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.identifier`).
     """
-    keyed = {frozenset(e.tables) for e in edges if e.explicit and e.passes(tau_2) and e.pattern != "inclusion"}
-    return [e for e in edges if not (e.pattern == "inclusion" and frozenset(e.tables) in keyed)]
+    identifiers = set(identifiers)
+
+    def own_ids(e: CandidateEdge) -> bool:
+        return (e.left_table, e.left_column) in identifiers and (e.right_table, e.right_column) in identifiers
+
+    passing = [e for e in edges if e.explicit and e.passes(tau_2)]
+    keyed = {frozenset(e.tables) for e in passing if e.pattern != "inclusion" and not own_ids(e)}
+    referenced = {frozenset(e.tables) for e in passing if e.pattern in REFERENCE_PATTERNS}
+    return [
+        e
+        for e in edges
+        if not (e.pattern == "inclusion" and frozenset(e.tables) in keyed)
+        and not (e.pattern == "same_key_name" and own_ids(e) and frozenset(e.tables) in referenced)
+    ]
 
 
 def strongest_first(edges: Iterable[CandidateEdge]) -> list[CandidateEdge]:

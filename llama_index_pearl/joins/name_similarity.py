@@ -1,7 +1,7 @@
 """P_B: column pairs with similar names, via FAISS k-nearest neighbours (paper appendix B.1).
 
 Distinct normalised column names are embedded once (by
-:func:`~llama_index_pearl.joins.profiles.embed_names`) and searched with an
+:func:`~llama_index_pearl.joins.embedding.embed_names`) and searched with an
 exact inner-product index (an IVF index above ``FLAT_LIMIT`` names). A neighbour
 pair counts when its similarity reaches the adaptive threshold: the 85th
 percentile of all neighbour similarities of the corpus.

@@ -43,6 +43,7 @@ __all__ = [
     "KEY_TOKENS",
     "WAREHOUSE_WORDS",
     "NameReference",
+    "abbreviates",
     "abbreviates_in_order",
     "bare_name",
     "column_prefix",
@@ -56,7 +57,9 @@ __all__ = [
 ]
 
 # Tokens that mark a column as an identifier rather than an attribute.
-KEY_TOKENS = frozenset({"id", "code", "key", "no", "num", "number", "ref", "uid", "pk", "fk", "nr", "sk"})
+KEY_TOKENS = frozenset(
+    {"id", "code", "key", "no", "num", "number", "ref", "uid", "uuid", "guid", "pk", "fk", "nr", "sk"}
+)
 # Names made only of these say nothing about *which* entity a column refers to.
 GENERIC_TOKENS = KEY_TOKENS | {
     "name", "type", "date", "year", "age", "description", "details", "detail", "other", "value", "title",
@@ -343,7 +346,7 @@ def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]])
     )
 
 
-def _abbreviates(short: str, word: str) -> bool:
+def abbreviates(short: str, word: str) -> bool:
     """``cust`` of ``customer``, ``dept`` of ``department``: a prefix, or its letters in order and much shorter.
 
     A prefix of 3+ letters abbreviates (``stor`` of ``store``); other letters in order
@@ -382,7 +385,7 @@ def entity_match(span: tuple[str, ...], forms: dict[tuple[str, ...], float]) -> 
         if worth < 1.0 or best >= worth or len(form) != len(span) or form[:-1] != span[:-1]:
             continue  # loose matches only against whole names: "make" of car_makers' head is no "maker"
         word, short = form[-1], span[-1]
-        if _abbreviates(short, word):
+        if abbreviates(short, word):
             best = max(best, worth * ABBREVIATION_WORTH)
         elif len(short) > MIN_WORD and word.endswith(short) and len(word) - len(short) >= MIN_WORD:
             best = max(best, worth * GLUED_WORTH)

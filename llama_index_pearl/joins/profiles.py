@@ -2,8 +2,8 @@
 
 A profile holds the column's normalised name tokens, an inferred type, a bounded
 *bottom-k* sample of its distinct normalised values, its distinct ratio (how
-key-like it is) and, once discovery embedded it, a name embedding (:func:`embed_names`, every
-column) and a value embedding (:func:`embed_values`, only the columns of pairs that scoring reads).
+key-like it is) and, once discovery embedded it, a name embedding and a value embedding
+(:mod:`~llama_index_pearl.joins.embedding`).
 Candidate generation and scoring only ever read profiles, never the DataFrames again, so the
 cost of touching the data is paid once per column.
 
@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins.naming import (
     KEY_TOKENS,
@@ -83,11 +82,14 @@ class ColumnProfile:
         examples: Up to 5 values for the value embedding.
         int_range: ``(min, max)`` of an int column's values, or of the counter of a
             prefixed code column (``ord-0001`` .. ``ord-0950``: a 1..n id in disguise), else ``None``.
-        name_vec: Unit-norm name embedding (set by :func:`embed_names`).
-        value_vec: Unit-norm mean value embedding (set by :func:`embed_values`; ``None`` without examples).
+        name_vec: Unit-norm name embedding (set by :func:`~llama_index_pearl.joins.embedding.embed_names`).
+        value_vec: Unit-norm mean value embedding (set by :func:`~llama_index_pearl.joins.embedding.embed_values`;
+            ``None`` without examples).
         source: Provenance of the owning table (``Table.source``; ``None``: unknown).
         label: Unique over the rows read, but a label of a table that has an identifier
             (:func:`mark_labels`): a name, phone or city beside ``CustomerID``, never what a reference points at.
+        beside_identifier: Its table has an identifier and this column is none (:func:`mark_labels`): what it
+            holds describes or references that table's rows; it keys no table of its own.
     """
 
     table_id: str
@@ -107,6 +109,7 @@ class ColumnProfile:
     key_hashes: np.ndarray | None = field(default=None, repr=False)
     bare_name: str = ""
     label: bool = False
+    beside_identifier: bool = False
 
     def __post_init__(self) -> None:
         if self.n_rows < 0:
@@ -391,7 +394,7 @@ def mark_labels(columns: Sequence[ColumnProfile]) -> None:
     of each of seven offices, the first names of a few hundred customers) are unique because the table is
     small or the values are descriptive, and values shared with them are shared words, not references. A
     column named as a key (``playerID`` beside a surrogate ``ID``) or by a word of its table's name
-    (``model_list.Model``) stays a key.
+    (``model_list.Model``) stays a key. Every column but the identifiers is marked ``beside_identifier``.
 
     Args:
         columns: The profiles of one table's columns.
@@ -400,60 +403,7 @@ def mark_labels(columns: Sequence[ColumnProfile]) -> None:
         return
     own_words = {entity_singular(w) for w in table_name_words(columns[0].table_id)}
     for p in columns:
+        p.beside_identifier = not p.identifier
         named_key = parse_reference(p.bare_name).key is not None  # playerID beside a surrogate ID: a natural key
         if p.unique and not named_key and not {entity_singular(w) for w in p.tokens} & own_words:
             p.label = True
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
-def embed_names(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
-    """Set ``name_vec`` on every profile, in one batched call over the distinct names.
-
-    Args:
-        profiles: Profiles to embed in place.
-        embed_model: Any LlamaIndex embedding model.
-        show_progress: Show LlamaIndex's progress bar.
-    """
-    names = list(dict.fromkeys(p.name_text for p in profiles))
-    matrix, row = _embed_distinct(names, embed_model, show_progress)
-    for p in profiles:
-        p.name_vec = matrix[row[p.name_text]]
-
-
-def embed_values(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
-    """Set ``value_vec`` (the normalised mean of the examples' embeddings) on every profile with examples.
-
-    Only scoring reads value vectors, so discovery embeds just the columns of
-    admitted candidate pairs (well under half of spider's distinct example values:
-    benchmarks/README.md, "Constants"), and after an insert only those of pairs
-    touching the new tables.
-
-    Args:
-        profiles: Profiles to embed in place.
-        embed_model: Any LlamaIndex embedding model.
-        show_progress: Show LlamaIndex's progress bar.
-    """
-    values = list(dict.fromkeys(v for p in profiles for v in p.examples))
-    matrix, row = _embed_distinct(values, embed_model, show_progress)
-    for p in profiles:
-        if p.examples:
-            mean = matrix[[row[v] for v in p.examples]].mean(axis=0)
-            p.value_vec = _unit_rows(mean[None, :])[0]
-
-
-def _embed_distinct(
-    texts: list[str], embed_model: BaseEmbedding, show_progress: bool
-) -> tuple[np.ndarray, dict[str, int]]:
-    """Unit-norm embeddings of distinct texts and each text's row.
-
-    Column names and small values repeat a lot across a corpus, so callers pass
-    each text once: deduplication is the cheapest speed-up there is.
-    """
-    if not texts:
-        return np.zeros((0, 0), dtype=np.float32), {}
-    matrix = _unit_rows(np.asarray(embed_model.get_text_embedding_batch(texts, show_progress=show_progress)))
-    return matrix, {text: i for i, text in enumerate(texts)}

@@ -57,12 +57,13 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
         best = max(r.rank for r in found)
         winner = next(r for r in found if r.rank == best)
         # A name stands alone when it resolves to one parent best, outside copies (their references are
-        # their original's), and, when a role word was dropped to get there (Courses for student_course_id),
-        # no key of the same name elsewhere (Student_Enrolment_Courses.student_course_id) competes.
+        # their original's; a copy's own rows are its original's: races_ext.race_id joins races), and, when a
+        # role word was dropped to get there (Courses for student_course_id), no key of the same name elsewhere
+        # (Student_Enrolment_Courses.student_course_id) competes.
         rivals = names.keys_named(p.source, p.tokens) - {p.table_id} if winner.role else set()
         sole = (
             sum(r.rank == best for r in found) == 1
-            and p.table_id not in names.copies
+            and (p.table_id not in names.copies or _original_key(p, profiles[winner.column], names))
             and (not rivals or profiles[winner.column].table_id in rivals)
         )
         for resolved in found:
@@ -74,8 +75,9 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
             # holds addresses): values must say it refers to EmailAddress.EmailAddress
             keyword = ref.key is not None or parse_reference(profiles[target].bare_name).key is not None
             # An unmarked name (no key word, number, agent or link word) with a role word dropped is an
-            # attribute (home_score) unless values meet beyond chance (SourceAirport in AirportCode).
-            stands = ref.marked or not role or _meets(p, profiles[target])
+            # attribute (home_score) unless values meet beyond chance (SourceAirport in AirportCode) or are
+            # codes of the key's one length (departure_airport of three letters, as airport_code).
+            stands = ref.marked or not role or _meets(p, profiles[target]) or _codes_alike(p, profiles[target])
             named = sole and resolved.rank == best and keyword and stands
             sig = pairs.setdefault(pair_key(i, target), Signals())
             sig.add_pattern(pattern, i, evidence, named=named, key_by_name=key_by_name)
@@ -115,16 +117,20 @@ Matches = dict[str, tuple[float, tuple[str, ...] | None, bool, bool]]
 def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Resolved]:
     """Every table the name of ``p`` resolves to, with what the resolution is worth."""
     matches = _name_matches(p, ref, names)
+    named = set(matches) - {p.table_id}
     extended = _extension_matches(p, ref, names, matches)
     matches.pop(p.table_id, None)
     # an agent word (creator, approver) is a role only as an audit convention, repeated across tables:
     # one column named so (SensorNumber, Beginning of Quarter Key) is more likely a thing
     named_role = ref.key == "by" or ref.core[-1] in naming.AGENT_ROLES
-    if not matches and ref.agent and (named_role or names.spread[(p.source, p.norm_name)] >= AGENT_SPREAD):
+    agents = {}
+    if not named and ref.agent and (named_role or names.spread[(p.source, p.norm_name)] >= AGENT_SPREAD):
         for entity in naming.AGENT_ENTITIES:
             for table_id in names.exact.get((entity,), ()):
                 if names.forms[table_id].get((entity,)) == 1.0 and table_id != p.table_id:
-                    matches[table_id] = (naming.AGENT_WORTH, None, False, True)
+                    agents[table_id] = (naming.AGENT_WORTH, None, False, True)
+    if agents:  # a role names a person: the people's table before a table that only shares the column (Managers)
+        matches, extended = agents, set()
     home = {t: m for t, m in matches.items() if names.source[t] == p.source}
     found = []
     for table_id, (worth, strict, role, by_table_name) in (home or matches).items():
@@ -229,6 +235,25 @@ def _repeats(ref: NameReference, column: str) -> bool:
 def _meets(a: ColumnProfile, b: ColumnProfile) -> bool:
     """Whether two columns share a sampled value that chance does not explain."""
     return bool(a.value_set & b.value_set) and not scoring.coincidental_overlap(a, b)
+
+
+def _original_key(p: ColumnProfile, key: ColumnProfile, names: TableNames) -> bool:
+    """Whether ``key`` identifies the table ``p``'s table copies (``races`` of ``races_ext``), ``p`` named alike.
+
+    A copy holds its original's rows, so numbers drawn from one range: ``sprint_results.result_id`` (2 to 254),
+    beside ``results.result_id`` (5,230 to 22,727), numbers rows of its own.
+    """
+    if not (key.identifier and key.tokens == p.tokens and key.table_id in names.extends.get(p.table_id, ())):
+        return False
+    if p.int_range is None or key.int_range is None:
+        return True
+    return max(p.int_range[0], key.int_range[0]) <= min(p.int_range[1], key.int_range[1])
+
+
+def _codes_alike(a: ColumnProfile, b: ColumnProfile) -> bool:
+    """Whether two text columns hold codes of one same length (``DME`` and ``ESL``): one code list's values."""
+    lengths = {len(v) for v in a.sample} | {len(v) for v in b.sample}
+    return a.dtype == b.dtype == "text" and bool(a.sample) and bool(b.sample) and len(lengths) == 1
 
 
 def _same_key_word(ref: NameReference, column: str) -> bool:

@@ -17,8 +17,8 @@ so every weight below can be checked by a unit test without a model.
   :func:`coincidental_overlap` flags it, and an edge without a structural anchor
   then gets ``S_ovlp = 0`` (benchmarks/README.md, "Constants": coincidental_overlap).
 * Columns of two *different* sources (``Table.source``: databases, schemas,
-  sub-folders) join only on value evidence that chance does not explain
-  (:func:`cross_source_evidence`): names are no evidence there, since every
+  sub-folders) join only on a key of its table and value evidence that chance does not explain
+  (:mod:`~llama_index_pearl.joins.sources`): a same name is no evidence there, since every
   database has its own ``customer_id`` counting 1..n.
 
 Pipeline step: joins (docs/architecture.md).
@@ -26,24 +26,19 @@ Pipeline step: joins (docs/architecture.md).
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.tables.table import same_source
 
 __all__ = [
-    "CROSS_SOURCE_MIN_CONTAINMENT",
     "CROSS_SOURCE_POLICIES",
     "DEFAULT_CROSS_SOURCE",
     "INCLUSION_MIN_CONTAINMENT",
     "NAME_ALONE",
     "PATTERN_STRENGTH",
     "coincidental_overlap",
-    "cross_source_evidence",
     "explicit_score",
-    "identifier_shaped",
     "implicit_score",
     "improbable_overlap",
     "inclusion_anchor",
@@ -74,10 +69,6 @@ INCLUSION_MIN_CONTAINMENT = 0.9
 INCLUSION_MIN_SHARED = 3
 SMALL_UNIVERSE_FACTOR = 4  # an int span under 4x the distinct values of both columns is "small"
 FEW_VALUES = 4  # columns with this many distinct values or fewer are flags or categories
-# A cross-source link is a reference: most of the referencing side's values resolve to the key on the
-# other side. Two independent samples of a large domain (names, cities) resolve far fewer; a real
-# natural-key link (emails of subscribers among customers, ISO codes) resolves nearly all.
-CROSS_SOURCE_MIN_CONTAINMENT = 0.5
 CROSS_SOURCE_POLICIES = ("evidence", "never", "always")
 # A named edge's values must look like its key's (shapes_agree). Text: medians at most SHAPE_RATIO apart in
 # length (country names are no ISO codes); integers at most SHAPE_DIGITS digits apart (505942 of home_player_1 is no
@@ -87,8 +78,6 @@ SHAPE_DIGITS = 2
 DENSE_COVER = 0.5  # a key holding half the integers of a range takes in any column there by chance
 CHANCE_SHARED = 0.01  # expected chance collisions of two int samples below which one shared value is evidence
 DEFAULT_CROSS_SOURCE = "evidence"  # provenance counts, but value evidence can cross it
-IDENTIFIER_SHARE = 0.9  # share of values with a digit or symbol that makes free-length text a code
-_WORDS = re.compile(r"^[^\W\d_]+(?:[ '.-]+[^\W\d_]+)*\.?$")  # letters, words apart by a space, apostrophe or point
 
 _JOINABLE_TYPES = {
     ("int", "int"),
@@ -213,17 +202,21 @@ def inclusion_anchor(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: floa
 
 
 def referenceable(p: ColumnProfile, across_sources: bool) -> bool:
-    """Whether a reference may point at column ``p``: a key, or across sources any unique column.
+    """Whether a reference may point at column ``p``: a key of its table.
 
     Inside one system a reference points at its table's key, never at a label beside it
-    (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.label`); two systems share no surrogate
-    ids, and meet through what each holds unique as a label: an email, an ISBN, an ISO code.
+    (:attr:`~llama_index_pearl.joins.profiles.ColumnProfile.label`). Across systems it points at what keys
+    the other table: its identifier, or, in a table without one, a unique column (an email, an ISBN, an ISO
+    code of a reference list). A unique column beside its table's identifier (a customer's postal code or
+    phone, unique among a few hundred customers) keys nothing another database could reference.
 
     Args:
         p: The referenced column.
         across_sources: Whether the referencing column is of another source.
     """
-    return p.key_like or (across_sources and p.joinable and p.unique)
+    if across_sources:
+        return p.joinable and p.unique and not p.beside_identifier
+    return p.key_like
 
 
 def dense_cover(child: ColumnProfile, key: ColumnProfile) -> bool:
@@ -323,54 +316,6 @@ def coincidental_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:
         return False
     span = max(a.int_range[1], b.int_range[1]) - min(a.int_range[0], b.int_range[0]) + 1
     return span <= SMALL_UNIVERSE_FACTOR * (a.n_distinct + b.n_distinct)
-
-
-def cross_source_evidence(a: ColumnProfile, b: ColumnProfile, c_ab: float, c_ba: float, shared: int) -> bool:
-    """Whether two columns of different sources share entities, judged on values alone.
-
-    Names say nothing across sources (every database has its ``customer_id``), so
-    the values must: the overlap must not be what chance gives (dense 1..n ids,
-    prefixed counters such as ``ORD-0001``, tiny domains, dates, words of a shared
-    vocabulary such as countries, cities or first names: :func:`identifier_shaped`), at least
-    ``INCLUSION_MIN_SHARED`` values must be shared, and one side must be a key
-    that holds at least ``CROSS_SOURCE_MIN_CONTAINMENT`` of the other side's values.
-
-    Args:
-        a: One column's profile.
-        b: The other's (of another source).
-        c_ab: Containment of ``a``'s values in ``b``'s.
-        c_ba: Containment of ``b``'s values in ``a``'s.
-        shared: Shared sampled values.
-    """
-    if not types_compatible(a, b) or "date" in (a.dtype, b.dtype) or shared < INCLUSION_MIN_SHARED:
-        return False
-    if a.sequential or b.sequential or coincidental_overlap(a, b):
-        return False
-    if not (identifier_shaped(a) and identifier_shaped(b)):
-        return False
-    return (referenceable(b, True) and c_ab >= CROSS_SOURCE_MIN_CONTAINMENT) or (
-        referenceable(a, True) and c_ba >= CROSS_SOURCE_MIN_CONTAINMENT
-    )
-
-
-def identifier_shaped(p: ColumnProfile) -> bool:
-    """Whether a column's values are shaped like identifiers rather than words of a language.
-
-    Integers are; so are texts of one fixed length (``USA``, ``ALFKI``, ISO codes) or holding digits or
-    symbols (``ORD-0001``, emails, ISBNs, postcodes). Free-length words (countries, cities, first names)
-    are a vocabulary every database about people and places shares: two unrelated sources hold them alike.
-
-    Args:
-        p: A column's profile.
-    """
-    if p.dtype != "text":
-        return p.dtype == "int"
-    values = list(p.sample)
-    if not values:
-        return False
-    if len({len(v) for v in values}) == 1:
-        return True
-    return sum(not _WORDS.match(v) for v in values) >= IDENTIFIER_SHARE * len(values)
 
 
 def improbable_overlap(a: ColumnProfile, b: ColumnProfile) -> bool:

@@ -267,7 +267,8 @@ def _copies(
 
 def _extensions(columns: dict[str, list[int]], source: dict[str, str | None]) -> dict[str, list[str]]:
     """Per table, the tables of its source whose whole name begins or ends its own: ``EmployeePayHistory``
-    extends ``Employee``, ``ProductVendor`` extends ``Vendor``, ``OrderLines`` extends ``Orders``."""
+    extends ``Employee``, ``ProductVendor`` extends ``Vendor``, ``OrderLines`` extends ``Orders``,
+    ``legislators_terms`` extends ``legislators``."""
     by_whole: dict[tuple[str | None, tuple[str, ...]], str] = {}
     for table_id in columns:
         for whole in _whole_forms(table_id):
@@ -276,6 +277,8 @@ def _extensions(columns: dict[str, list[int]], source: dict[str, str | None]) ->
     for table_id in columns:
         for whole in _whole_forms(table_id):
             parts = [whole[:n] for n in range(1, len(whole))] + [whole[n:] for n in range(1, len(whole))]
+            # the other table's name may stand plural inside this one's: legislators_terms, races_ext
+            parts += [(*part[:-1], naming.entity_singular(part[-1])) for part in parts]
             found = [by_whole.get((source[table_id], part)) for part in parts]
             out[table_id] = [t for t in dict.fromkeys(found) if t is not None and t != table_id]
     return out

@@ -116,7 +116,7 @@ class Table:
         source: Provenance: the database and schema (SQL), the sub-folder (folder
             sources), or any label the caller gives (``None``: unknown). Join
             discovery holds joins across two different sources to a stricter,
-            value-based standard (:func:`~llama_index_pearl.joins.scoring.cross_source_evidence`).
+            value-based standard (:func:`~llama_index_pearl.joins.sources.cross_source_evidence`).
         total_rows: Rows in the source when ``df`` holds only the leading sample
             that was read (``None``: ``df`` is the whole table).
         column_descriptions: What some columns hold, in words (a SQL column comment, a data dictionary):
