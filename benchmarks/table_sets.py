@@ -85,7 +85,8 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
         question = Question(query.question, vector.tolist(), words[query.question])
         ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
-        rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "sources": state.sources})
+        choose = _chooser(state, ranked, scope)
+        rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "choose": choose})
     return rows
 
 

@@ -12,6 +12,7 @@ from llama_index_pearl.retrieval.evidence import (
     Confidence,
     content_words,
     features,
+    quoted_words,
     word_shares,
 )
 
@@ -30,12 +31,13 @@ def test_content_words_are_kept_once_in_order_and_bounded():
 
 
 def test_a_tie_on_a_joined_unit_is_told_apart_by_the_tables_own_units():
-    """Both tables score 0.6 through one unit naming both; only the first has an own unit near it."""
+    """Both tables score 0.6 through one unit naming both; only the first (pooling ranks it first for that) has an
+    own unit near it."""
     tied = [
         Candidate("film", 0.6, own_score=0.58, unit_tables=2),
         Candidate("actor", 0.6, own_score=0.3, unit_tables=2),
     ]
-    matrix = features(tied, [0.0, 0.0], {"film": 0, "actor": 1}, {}, 2)
+    matrix = features(tied, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2)
     assert _column(matrix, "gap") == [0.0, 0.0]
     assert _column(matrix, "own_gap") == [0.02, 0.3]
     p = Confidence().probabilities(matrix)
@@ -44,7 +46,7 @@ def test_a_tie_on_a_joined_unit_is_told_apart_by_the_tables_own_units():
 
 def test_a_table_without_units_of_its_own_counts_below_every_candidate():
     cands = [Candidate("a", 0.6, own_score=0.6), Candidate("b", 0.5, own_score=None)]
-    assert _column(features(cands, [0.0, 0.0], {}, {}, 2), "own_gap") == [0.0, 0.15]
+    assert _column(features(cands, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2), "own_gap") == [0.0, 0.15]
 
 
 def test_the_table_whose_column_a_word_matches_best_wins_that_word():
@@ -52,7 +54,7 @@ def test_the_table_whose_column_a_word_matches_best_wins_that_word():
         Candidate("invoice_line", 0.5, column=0.4, word_columns=(0.62, 0.2)),
         Candidate("genre", 0.55, column=0.5, word_columns=(0.30, 0.7)),
     ]
-    matrix = features(cands, [0.0, 0.0], {}, {}, 2)
+    matrix = features(cands, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2)
     assert _column(matrix, "word_column_wins") == [0.5, 0.5]
     assert _column(matrix, "word_column_margin") == [0.32, 0.5]
     assert _column(matrix, "word_column") == [0.0, 0.0]
@@ -61,26 +63,35 @@ def test_the_table_whose_column_a_word_matches_best_wins_that_word():
 
 def test_a_word_no_column_matches_well_is_won_by_none():
     cands = [Candidate("a", 0.5, column=0.2, word_columns=(0.3,)), Candidate("b", 0.5, column=0.2, word_columns=(0.2,))]
-    assert _column(features(cands, [0.0, 0.0], {}, {}, 2), "word_column_wins") == [0.0, 0.0]
+    assert _column(features(cands, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2), "word_column_wins") == [0.0, 0.0]
+
+
+def test_a_value_the_question_quotes_is_held_by_the_table_of_that_value():
+    cands = [Candidate("concerts", 0.6), Candidate("cities", 0.5)]
+    words = {"concerts": frozenset({"tour", "harbor"}), "cities": frozenset({"toronto"})}
+    quoted = quoted_words("Which tickets for the Harbor tour in Toronto?")
+    shares = word_shares(cands, words, {"tour": 2.0, "harbor": 1.0, "toronto": 1.0}, quoted)
+    assert quoted == {"harbor", "toronto"}
+    assert shares == [(0.75, 0.5), (0.25, 0.5)]
 
 
 def test_the_question_words_a_table_holds_raise_its_share():
     cands = [Candidate("a", 0.5), Candidate("b", 0.5)]
     shares = word_shares(cands, {"b": frozenset({"wembley"})}, {"wembley": 2.0, "joe": 1.0})
-    assert shares == [0.0, 1.0]
+    assert [share for share, _ in shares] == [0.0, 1.0]
     p = Confidence().probabilities(features(cands, shares, {}, {}, 2))
     assert p[1] > p[0]
 
 
 def test_the_farther_below_the_best_score_the_less_sure():
     cands = [Candidate(t, s, own_score=s) for t, s in [("a", 0.7), ("b", 0.6), ("c", 0.4)]]
-    p = Confidence().probabilities(features(cands, [0.0] * 3, {}, {}, 3))
+    p = Confidence().probabilities(features(cands, [(0.0, 0.0)] * 3, {}, {}, 3))
     assert p[0] > p[1] > p[2]
 
 
 def test_distance_and_adjacency_are_read_from_the_seed():
     cands = [Candidate("a", 0.5), Candidate("b", 0.5), Candidate("c", 0.5)]
-    matrix = features(cands, [0.0] * 3, {"a": 0, "b": 1}, {}, 3)
+    matrix = features(cands, [(0.0, 0.0)] * 3, {"a": 0, "b": 1}, {}, 3)
     assert _column(matrix, "distance") == [0.0, 1.0, 4.0]
     assert _column(matrix, "adjacent") == [0.0, 1.0, 0.0]
 

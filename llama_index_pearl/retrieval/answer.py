@@ -28,6 +28,7 @@ from llama_index_pearl.retrieval.evidence import (
     Confidence,
     content_words,
     features,
+    quoted_words,
     word_shares,
     word_weights,
 )
@@ -273,8 +274,8 @@ class SetAnswer:
         words, weights = self.words.of(ranked.question.text, scope)
         graph = scope.graph if scope is not None else self.nodes.graph
         candidates = self.candidates(ranked, rule.depth)
-        shares = word_shares(candidates, words, weights)
-        seed = max(range(len(candidates)), key=lambda i: (candidates[i].score + rule.coverage * shares[i], -i))
+        shares = word_shares(candidates, words, weights, quoted_words(ranked.question.text))
+        seed = max(range(len(candidates)), key=lambda i: (candidates[i].score + rule.coverage * shares[i][0], -i))
         seed_id = candidates[seed].table_id
         distances = _distances(graph, seed_id, {c.table_id for c in candidates})
         degrees = {c.table_id: graph.degree(c.table_id) for c in candidates if c.table_id in graph}

@@ -34,6 +34,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from llama_index_pearl.corpus.lexical import text_tokens
+
 __all__ = [
     "FEATURES",
     "MAX_DISTANCE",
@@ -42,6 +44,7 @@ __all__ = [
     "Confidence",
     "content_words",
     "features",
+    "quoted_words",
     "word_shares",
     "word_weights",
 ]
@@ -140,6 +143,7 @@ FEATURES = (
     "word_column_margin",
     "scope_size",
     "question_words",
+    "quoted",
 )
 
 
@@ -152,41 +156,43 @@ class Confidence:
     vectors.
     """
 
-    bias: float = -2.97
-    gap: float = -7.57
-    own_gap: float = -0.54
-    words: float = 3.0
-    distance: float = -0.03
-    centrality: float = 0.61
-    column_gap: float = -2.65
-    rank: float = -0.48
-    adjacent: float = 0.45
+    bias: float = -2.8
+    gap: float = -7.63
+    own_gap: float = -0.46
+    words: float = 2.6
+    distance: float = 0.02
+    centrality: float = 0.7
+    column_gap: float = -2.95
+    rank: float = -0.52
+    adjacent: float = 0.47
     shared_unit: float = 0.58
-    word_column: float = 1.25
-    word_column_wins: float = 2.75
-    word_column_margin: float = 8.5
-    scope_size: float = -0.27
-    question_words: float = 0.87
+    word_column: float = 1.26
+    word_column_wins: float = 2.81
+    word_column_margin: float = 8.33
+    scope_size: float = -0.31
+    question_words: float = 0.77
+    quoted: float = 1.27
 
     @classmethod
     def without_columns(cls) -> Confidence:
         """The model fitted on the same data without the column features (an index without column vectors)."""
         return cls(
-            bias=-2.29,
-            gap=-8.98,
-            own_gap=-1.66,
-            words=4.99,
-            distance=-0.08,
-            centrality=0.74,
+            bias=-2.11,
+            gap=-9.02,
+            own_gap=-1.79,
+            words=4.6,
+            distance=-0.04,
+            centrality=0.82,
             column_gap=0.0,
-            rank=-0.75,
-            adjacent=0.36,
-            shared_unit=0.47,
+            rank=-0.8,
+            adjacent=0.37,
+            shared_unit=0.46,
             word_column=0.0,
             word_column_wins=0.0,
             word_column_margin=0.0,
-            scope_size=-0.48,
-            question_words=1.01,
+            scope_size=-0.52,
+            question_words=0.93,
+            quoted=1.08,
         )
 
     def weights(self) -> np.ndarray:
@@ -205,29 +211,54 @@ class Confidence:
         return cls(bias=bias, **{n: float(weights.get(n, 0.0)) for n in names if n != "bias"})
 
 
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|(?<=\s)([A-Z][\w'-]*)")
+
+
+def quoted_words(question: str) -> frozenset[str]:
+    """The words of the things a question names: quoted, or written with a capital past its first word (a value
+    of some table's rows, as CHESS's value index reads them), as BM25 tokens.
+
+    >>> sorted(quoted_words('Which seats were sold for the Harbor Nights tour in Toronto or "the Vaults"?'))
+    ['harbor', 'night', 'toronto', 'vault']
+
+    Args:
+        question: The question.
+    """
+    found = (next(g for g in match.groups() if g) for match in _QUOTED.finditer(question))
+    return frozenset(t for text in found for t in text_tokens(text) if t not in QUESTION_WORDS)
+
+
 def word_shares(
-    candidates: Sequence[Candidate], words: Mapping[str, frozenset[str]], weights: Mapping[str, float]
-) -> list[float]:
-    """Each candidate's share of the weight of the question's words that some candidate holds.
+    candidates: Sequence[Candidate],
+    words: Mapping[str, frozenset[str]],
+    weights: Mapping[str, float],
+    quoted: frozenset[str] = frozenset(),
+) -> list[tuple[float, float]]:
+    """Each candidate's share of the weight of the question's words that some candidate holds, and the same
+    share of its quoted words (:func:`quoted_words`).
 
     >>> cands = [Candidate("a", 0.5), Candidate("b", 0.4)]
     >>> word_shares(cands, {"a": frozenset({"wembley"}), "b": frozenset({"how"})}, {"wembley": 2.0, "how": 1.0})
-    [1.0, 0.0]
+    [(1.0, 0.0), (0.0, 0.0)]
 
     Args:
         candidates: The candidates.
         words: Table -> the question's words it holds.
         weights: Question word -> its weight (:func:`word_weights`); :data:`QUESTION_WORDS` weigh nothing.
+        quoted: The question's quoted words.
     """
     asked = {w: x for w, x in weights.items() if w not in QUESTION_WORDS}
     held = [words.get(c.table_id, frozenset()) for c in candidates]
-    total = sum(asked.get(w, 0.0) for w in set().union(*held)) if held else 0.0
-    return [sum(asked.get(w, 0.0) for w in h) / total if total else 0.0 for h in held]
+    pairs = []
+    for subset in (asked, {w: x for w, x in asked.items() if w in quoted}):
+        total = sum(subset.get(w, 0.0) for w in set().union(*held)) if held else 0.0
+        pairs.append([sum(subset.get(w, 0.0) for w in h) / total if total else 0.0 for h in held])
+    return list(zip(*pairs))
 
 
 def features(
     candidates: Sequence[Candidate],
-    shares: Sequence[float],
+    shares: Sequence[tuple[float, float]],
     distances: Mapping[str, int],
     degrees: Mapping[str, int],
     scope_size: int,
@@ -236,13 +267,14 @@ def features(
     """The feature matrix of the candidates: one row per candidate, one column per :data:`FEATURES` name.
 
     >>> cands = [Candidate("a", 0.6, own_score=0.6), Candidate("b", 0.4, own_score=0.3)]
-    >>> rows = features(cands, [0.0, 0.0], {"a": 0, "b": 1}, {}, 2)
+    >>> rows = features(cands, [(0.0, 0.0), (0.0, 0.0)], {"a": 0, "b": 1}, {}, 2)
     >>> [round(float(x), 2) for x in rows[1][:2]]
     [0.2, 0.3]
 
     Args:
         candidates: The ranking's first tables, best first.
-        shares: Each candidate's share of the question's word weight (:func:`word_shares`).
+        shares: Each candidate's share of the question's word weight and of its quoted words' weight
+            (:func:`word_shares`).
         distances: Table -> joins from the seed (the seed 0; absent: unreachable).
         degrees: Table -> how many tables it joins.
         scope_size: The tables in reach.
@@ -262,7 +294,7 @@ def features(
             [
                 top - c.score,
                 top - own,
-                shares[i],
+                shares[i][0],
                 min(distance, MAX_DISTANCE),
                 math.log1p(degrees.get(c.table_id, 0)),
                 float(columns.max() - columns[i]) if c.column is not None else 0.0,
@@ -272,6 +304,7 @@ def features(
                 *_word_features(per_word, i),
                 math.log(max(scope_size, 1)),
                 math.log1p(question_words),
+                shares[i][1],
             ]
         )
     return np.asarray(rows, dtype=np.float64)
