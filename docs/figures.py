@@ -150,14 +150,15 @@ def _answer_set_caption(nodes: list) -> str:
         if not meta["in_set"]:
             return f"`{meta['table_id']}` (a candidate outside the set)"
         sure = f", confidence {meta['set_confidence']:.2f}" if meta["set_confidence"] is not None else ""
-        return f"`{meta['table_id']}` ({meta['set_reason']}{sure})"
+        tier = "needed" if meta["set_tier"] == "needed" else "may be needed"
+        return f"`{meta['table_id']}` ({tier}, {meta['set_reason']}{sure})"
 
     tables = [said(n.metadata) for n in nodes]
     listed = ", ".join(tables[:-1]) + f" and {tables[-1]}" if len(tables) > 1 else tables[0]
     return (
         f'*The result for "{SET_QUESTION}", in order: {listed}. A bridge joins tables that match, though the '
-        "question names none of it; the confidence says how surely the question needs a table. Written, picture "
-        "and words, by `python docs/figures.py`.*"
+        "question names none of it; the confidence is the probability that the question needs a table. Written, "
+        "picture and words, by `python docs/figures.py`.*"
     )
 
 
@@ -166,8 +167,10 @@ def _answer_set_drawing(nodes: list) -> str:
     for node in nodes:
         meta = node.metadata
         role = meta["set_reason"] if meta["in_set"] else "candidate"
-        table = f"{meta['table_id']} ({role})"
-        lines.append(f"  {meta['table_id']}[{_label(table)}]:::{role}")
+        tier = {"needed": "needed", "may_be_needed": "may be needed"}.get(meta["set_tier"], "candidate")
+        table = f"{meta['table_id']} ({tier}, {meta['set_confidence']:.2f})"
+        style = {"needed": role, "may_be_needed": "maybe"}.get(meta["set_tier"], "candidate")
+        lines.append(f"  {meta['table_id']}[{_label(table)}]:::{style}")
     drawn = set()
     for node in nodes:
         for hint in node.metadata["join_hints"]:
@@ -182,6 +185,7 @@ def _answer_set_drawing(nodes: list) -> str:
     lines += [
         "  classDef matched fill:#c8e6c9,stroke:#2e7d32",
         "  classDef bridge fill:#ffe0b2,stroke:#ef6c00,stroke-dasharray:4",
+        "  classDef maybe fill:#fff9c4,stroke:#f9a825",
         "  classDef candidate fill:#eeeeee,stroke:#9e9e9e,color:#616161",
     ]
     return _mermaid(lines)
