@@ -87,7 +87,7 @@ class SetRule:
         confidence: The model of the confidence.
     """
 
-    depth: int = 12
+    depth: int = 16
     needed: float = DEFAULT_NEEDED_CONFIDENCE
     maybe: float = DEFAULT_MAYBE_CONFIDENCE
     coverage: float = 0.1
