@@ -47,11 +47,11 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import one_faiss_thread
 from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.faiss_store import new_faiss_store
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.store.faiss_store import new_faiss_store
+from llama_index_pearl.store.view import one_faiss_thread
 from llama_index_pearl.tables.inputs import load_tables
 
 

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Routing, route, source_evidence
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 
 

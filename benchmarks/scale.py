@@ -7,9 +7,9 @@ question that names its table); a query names 1 or 2 tables the same way, a litt
 ``--domain-tables N`` tables come in domains of N (a database, a topic) whose centres share a direction, and the
 second and third tables of a unit or a question come from its first table's domain, as joined tables come from one
 database (``--joins-anywhere``: from any domain, the harder lake). For each size it
-builds, through :class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`'s own ``add``, the exact store and the
+builds, through :class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`'s own ``add``, the exact store and the
 HNSW store (``PearlConfig``'s ``hnsw_*`` defaults), and reports build time, the resident memory each added,
-query p50/p95 of ``ExactSearch.search_many`` (top-n search and max-pooling to tables, one query at a time,
+query p50/p95 of ``FaissSearch.search_many`` (top-n search and max-pooling to tables, one query at a time,
 k = 10, the retriever's first fetch; no encoder, no lexical evidence), and table-level recall@10 against the
 exact store's top-10 tables. ``--server URL`` does the same for a Milvus server on loopback
 (``llama-index-vector-stores-milvus``'s ``MilvusVectorStore``: insert, then top-n queries over-fetched until
@@ -36,12 +36,12 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.catalog import UnitInfo
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool, ranking_is_final
 from llama_index_pearl.retrieval.search import MIN_FETCH
 from llama_index_pearl.retrieval.state import RetrievalState
+from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.store.hnsw import HnswSettings
 
 DIM = 384
 UNITS_PER_TABLE = 20
@@ -137,7 +137,7 @@ def rss_mb() -> float:
     return int(line.split()[1]) / 1024
 
 
-def build_store(lake: Lake, approximate: ApproximateSearch | None) -> tuple[PearlFaissStore, float, float]:
+def build_store(lake: Lake, approximate: HnswSettings | None) -> tuple[PearlFaissStore, float, float]:
     """The store with every unit, through its own ``add`` in batches; seconds and resident MB it added."""
     gc.collect()
     before, start = rss_mb(), time.perf_counter()
@@ -170,7 +170,7 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
 
 
 def measure_size(
-    n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int], lake_shape: dict[str, Any]
+    n_units: int, n_queries: int, settings: HnswSettings, ef_searches: list[int], lake_shape: dict[str, Any]
 ) -> dict[str, Any]:
     """Both stores at one size; the graph searched with each ``efSearch`` of ``ef_searches`` (built once)."""
     lake = Lake(n_units, **lake_shape)
@@ -270,7 +270,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     config = PearlConfig()
-    settings = ApproximateSearch(
+    settings = HnswSettings(
         1,
         args.hnsw_m or config.hnsw_m,
         args.ef_construction or config.hnsw_ef_construction,

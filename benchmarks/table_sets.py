@@ -34,7 +34,6 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.evaluation.benchmark import (
     BenchQuery,
     calibration_error,
@@ -45,6 +44,7 @@ from llama_index_pearl.evaluation.benchmark import (
 from llama_index_pearl.retrieval.evidence import FEATURES, Confidence, content_words
 from llama_index_pearl.retrieval.search import Question, Ranked
 from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, set_first
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 
 MODES = ("db", "pool")

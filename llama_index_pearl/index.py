@@ -32,7 +32,6 @@ from llama_index_pearl.corpus.build import (
 )
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.corpus.stores import delete_units, store_dimension
 from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.corpus.updates import IndexChange, IndexUpdates
 from llama_index_pearl.generation import GenerationCache, IndexGenerator, QueryGenerator, cache_for
@@ -44,6 +43,7 @@ from llama_index_pearl.retrieval.state import RetrievalState
 from llama_index_pearl.storage.persistence import load_index, persist_index
 from llama_index_pearl.storage.revisions import Revisions
 from llama_index_pearl.storage.unit_stores import IndexUnits
+from llama_index_pearl.store.any_store import delete_units, store_dimension
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 

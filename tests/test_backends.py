@@ -12,10 +12,10 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
-from llama_index_pearl.corpus.stores import store_dimension
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
+from llama_index_pearl.store.any_store import store_dimension
+from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 

@@ -65,7 +65,7 @@ def test_scorer_rejects_mismatched_ids_and_texts():
 
 def _brute_force_ranking(index: PearlTableIndex, question: str, weight: float) -> list[tuple[str, float]]:
     """Fused max-pooling over every unit, from the stored vectors."""
-    from llama_index_pearl.corpus.stores import unit_vectors
+    from llama_index_pearl.store.any_store import unit_vectors
 
     units = index.units
     vectors = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])

@@ -153,7 +153,7 @@ def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
 def test_storage_context_route_round_trips(built, hashing_embedding):
     from llama_index.core import StorageContext
 
-    from llama_index_pearl.corpus.faiss_store import PearlFaissStore
+    from llama_index_pearl.store.faiss_store import PearlFaissStore
 
     index, folder = built
     store = PearlFaissStore.from_files(str(folder / "faiss.index"), str(folder / "id_map.json"))

@@ -14,7 +14,7 @@ from llama_index.core.storage import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
 
 
 @pytest.fixture
@@ -87,13 +87,13 @@ async def test_sync_and_async_retrieval_return_the_same_nodes(music_tables, hash
 
 async def test_async_retrieval_searches_off_the_event_loop(index, monkeypatch):
     threads: list[threading.Thread] = []
-    search = ExactSearch.search_many
+    search = FaissSearch.search_many
 
     def recording(self, *args, **kwargs):
         threads.append(threading.current_thread())
         return search(self, *args, **kwargs)
 
-    monkeypatch.setattr(ExactSearch, "search_many", recording)
+    monkeypatch.setattr(FaissSearch, "search_many", recording)
     await index.as_retriever().aretrieve("Wembley capacity")
     assert threads and threads[0] is not threading.current_thread()
 

@@ -10,7 +10,7 @@ from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.pooling import UnitHit
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, SearchSpace
@@ -29,7 +29,7 @@ def _qdrant() -> StorageContext:
 
 
 STORES = {
-    "faiss": (None, ExactSearch),
+    "faiss": (None, FaissSearch),
     "qdrant": (_qdrant, GroupedSearch),
     "any other": (lambda: StorageContext.from_defaults(vector_store=SimpleVectorStore()), StoreSearch),
 }

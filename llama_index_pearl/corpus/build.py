@@ -24,11 +24,9 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.augment import AugmentedCorpus, plan_requests
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.embedding import build_vector_index
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.units import count_kinds
 from llama_index_pearl.corpus.units_step import CorpusBuild, StepsReport, corpus_units, discover_for_generator
@@ -42,6 +40,8 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins.graph import stored_paths
+from llama_index_pearl.store.embedding import build_vector_index
+from llama_index_pearl.store.hnsw import HnswSettings
 from llama_index_pearl.tables.inputs import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
@@ -229,7 +229,7 @@ def build_corpus(
                 model,
                 inputs.storage_context,
                 show_progress=show_progress,
-                approximate=ApproximateSearch.of(config),
+                approximate=HnswSettings.of(config),
             )
         with stage(report.seconds, "columns"):
             columns = ColumnIndex.build(loaded, model) if config.column_vectors else None

@@ -36,7 +36,6 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import AugmentedCorpus
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.embedding import embedded
 from llama_index_pearl.corpus.state import IndexContents, IndexState
 from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
 from llama_index_pearl.corpus.units_step import CorpusBuild, InsertScope, StepsReport, corpus_units
@@ -44,6 +43,7 @@ from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator
 from llama_index_pearl.joins import drop_table
+from llama_index_pearl.store.embedding import embedded
 from llama_index_pearl.tables.inputs import TablesInput, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer

@@ -4,7 +4,7 @@ No LLM runs at query time (paper section 3.2). The retriever reads one revision 
 :class:`~llama_index_pearl.retrieval.state.RetrievalState`) and asks it through two interfaces:
 
 - its **search** (:mod:`~llama_index_pearl.retrieval.search`), chosen by the vector store: the default FAISS
-  store in process, exactly (:mod:`~llama_index_pearl.retrieval.exact_search`); a Qdrant store by grouped search
+  store in process, exactly (:mod:`~llama_index_pearl.retrieval.faiss_search`); a Qdrant store by grouped search
   when no lexical evidence is added (:mod:`~llama_index_pearl.retrieval.grouped_search`); any other store
   through LlamaIndex's retriever, in pooling rounds (:mod:`~llama_index_pearl.retrieval.store_search`);
 - its **answer** step (:mod:`~llama_index_pearl.retrieval.answer`): the set of tables first, as result nodes.
@@ -38,7 +38,6 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
@@ -47,6 +46,7 @@ from llama_index_pearl.retrieval.routing import ROUTE_DEPTH
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
 __all__ = ["PearlRetriever", "unit_query_vector"]

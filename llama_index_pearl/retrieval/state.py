@@ -27,7 +27,7 @@ from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.retrieval.answer import QuestionWords, SetAnswer
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
@@ -42,7 +42,7 @@ __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState"]
 WORD_CACHE_SIZE = 4096  # a question's content words not in the index's names, embedded once each
 
 # each kind of search says whether it serves a store; the first that does searches it (the last serves any store)
-SEARCHES: tuple[SearchKind, ...] = (ExactSearch.of, GroupedSearch.of, StoreSearch.of)
+SEARCHES: tuple[SearchKind, ...] = (FaissSearch.of, GroupedSearch.of, StoreSearch.of)
 
 
 class RetrievableIndex(IndexState, Protocol):
