@@ -67,7 +67,7 @@ def parse_rule(text: str) -> SetRule | None:
 
 def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_database: bool) -> list[dict[str, Any]]:
     """Per question: its ranking of every table in reach and its candidates' evidence (the answer step's)."""
-    state = index.retrieval_state()
+    state = index.revisions.state()
     search, rule = state.search, SetRule()
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from embeddings import HashingEmbedding
 from folders import reseal
+from indexes import lexical_scorer
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlTableIndex
 
@@ -18,7 +19,7 @@ def load_and_read(folder, embed_model=None, **kwargs):
     index = PearlTableIndex.load(folder, embed_model=embed_model or HashingEmbedding(), **kwargs)
     list(index.tables.values())
     assert index.units
-    index.lexical_scorer()
+    lexical_scorer(index)
     return index
 
 

@@ -15,6 +15,7 @@ from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.retriever import embed_query
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_similarity_top_k_can_be_set_on_a_retriever(index):
 
 def test_the_node_keeps_the_raw_cosine_of_its_matched_unit_beside_the_fused_score(index):
     question = "Wembley capacity"
-    query = np.asarray(index.embed_query(question))
+    query = np.asarray(embed_query(index.embed_model, question))
     for node in index.as_retriever(similarity_top_k=3).retrieve(question):
         unit = node.node.metadata["matched_unit_id"]
         cosine = float(index.vector_index.vector_store.vectors_of([unit])[0] @ query)

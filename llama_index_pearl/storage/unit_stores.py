@@ -22,6 +22,7 @@ from llama_index.core.storage.index_store import SimpleIndexStore
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
+from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.storage.catalog_files import CATALOG
 from llama_index_pearl.storage.integrity import IndexFileError, check_units, check_vector_ids, reading
 from llama_index_pearl.storage.snapshot import FolderSnapshot
@@ -179,3 +180,8 @@ class IndexUnits:
                     self._units = {u.node_id: u for u in units}
         assert self._vector_index is not None
         return self._vector_index, self._units
+
+    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]:
+        """What BM25 reads of each unit (its embedded text and the rows it leaves out); ``""`` for an id not held."""
+        units = self.opened()[1]
+        return [lexical_text(units[u]) if u in units else "" for u in unit_ids]
