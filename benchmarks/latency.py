@@ -4,7 +4,7 @@ For one index (a benchmark folder built with the heuristic generator, or a
 persisted index with ``--index``) it measures, in one process and on the same
 questions:
 
-- (a) the query embedding alone (``index.embed_query``);
+- (a) the query embedding alone (``embed_query``, as a retrieval embeds a question);
 - (b) the full ``retriever.retrieve(question)``;
 - (c) ``retrieve`` with the embedding precomputed in the ``QueryBundle``: the
   overhead beyond the encoder (search, pooling, nodes, join hints, callbacks);
@@ -47,11 +47,12 @@ from llama_index.core.schema import QueryBundle, TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import one_faiss_thread
 from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.faiss_store import new_faiss_store
 from llama_index_pearl.corpus.units import unit_id
 from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.store.faiss_store import new_faiss_store
+from llama_index_pearl.store.view import one_faiss_thread
 from llama_index_pearl.tables.inputs import load_tables
 
 
@@ -78,9 +79,9 @@ def measure_index(index: PearlTableIndex, questions: Sequence[str], k: int) -> d
         retriever.retrieve(f"warm-up question {i}")
     embed, full, overhead, overhead_cpu = [], [], [], []
     for question in questions:
-        embed.append(timed(lambda q=question: index.embed_query(q)))
+        embed.append(timed(lambda q=question: embed_query(index.embed_model, q)))
         full.append(timed(lambda q=question: retriever.retrieve(q)))
-        bundle = QueryBundle(query_str=question, embedding=index.embed_query(question))
+        bundle = QueryBundle(query_str=question, embedding=embed_query(index.embed_model, question))
         overhead.append(timed(lambda b=bundle: retriever.retrieve(b), overhead_cpu))
     result = {
         "a_embed": percentiles(embed),
@@ -104,7 +105,7 @@ def measure_sql_adapter(index: PearlTableIndex, questions: Sequence[str], k: int
         database = sqlite_database(list(index.tables.values()), Path(folder) / "tables.sqlite")
         retriever = index.as_retriever(similarity_top_k=k)
         adapter = index.as_sql_table_retriever(database, similarity_top_k=k)
-        bundles = [QueryBundle(query_str=q, embedding=index.embed_query(q)) for q in questions]
+        bundles = [QueryBundle(query_str=q, embedding=embed_query(index.embed_model, q)) for q in questions]
         for bundle in bundles[:5]:  # warm-up
             retriever.retrieve(bundle)
             adapter.retrieve(bundle)
@@ -174,7 +175,10 @@ VOCABULARY = [f"word{i}x" for i in range(1000)]
 
 def measure_overhead_only(index: PearlTableIndex, n_queries: int, k: int) -> dict[str, Any]:
     retriever = index.as_retriever(similarity_top_k=k)
-    bundles = [QueryBundle(query_str=f"query {i}", embedding=index.embed_query(f"query {i}")) for i in range(n_queries)]
+    bundles = [
+        QueryBundle(query_str=f"query {i}", embedding=embed_query(index.embed_model, f"query {i}"))
+        for i in range(n_queries)
+    ]
     # questions naming two vocabulary words: lexical evidence, so every stored vector is scored and the best pooled
     worded = [
         QueryBundle(query_str=f"{VOCABULARY[i % 997]} {VOCABULARY[(5 * i) % 1000]}", embedding=b.embedding)

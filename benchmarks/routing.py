@@ -28,16 +28,16 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Routing, route, source_evidence
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 
 
 def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     """Per question: the sources' evidence in its whole-lake ranking, and its database."""
-    state = index.retrieval_state()
+    state = index.revisions.state()
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench = load_benchmark(folder)
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
         sets[bench.name] = question_rows(index, bench)
-        twins_of[bench.name] = index.retrieval_state().answer.twins()
+        twins_of[bench.name] = index.revisions.state().answer.twins()
         shipped = accuracy(sets[bench.name], Routing(), twins_of[bench.name])
         out["sets"][bench.name] = {"Source@1": shipped[0], "Source@1 twins": shipped[1], "best table": shipped[2]}
         twins = {k: v for k, v in twins_of[bench.name].items() if v}

@@ -7,9 +7,9 @@ question that names its table); a query names 1 or 2 tables the same way, a litt
 ``--domain-tables N`` tables come in domains of N (a database, a topic) whose centres share a direction, and the
 second and third tables of a unit or a question come from its first table's domain, as joined tables come from one
 database (``--joins-anywhere``: from any domain, the harder lake). For each size it
-builds, through :class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`'s own ``add``, the exact store and the
+builds, through :class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`'s own ``add``, the exact store and the
 HNSW store (``PearlConfig``'s ``hnsw_*`` defaults), and reports build time, the resident memory each added,
-query p50/p95 of ``ExactSearch.search_many`` (top-n search and max-pooling to tables, one query at a time,
+query p50/p95 of ``FaissSearch.search_many`` (top-n search and max-pooling to tables, one query at a time,
 k = 10, the retriever's first fetch; no encoder, no lexical evidence), and table-level recall@10 against the
 exact store's top-10 tables. ``--server URL`` does the same for a Milvus server on loopback
 (``llama-index-vector-stores-milvus``'s ``MilvusVectorStore``: insert, then top-n queries over-fetched until
@@ -36,12 +36,12 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import ApproximateSearch
-from llama_index_pearl.corpus.catalog import UnitInfo
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool, ranking_is_final
 from llama_index_pearl.retrieval.search import MIN_FETCH
-from llama_index_pearl.retrieval.state import RetrievalState
+from llama_index_pearl.retrieval.state import RetrievalState, Revision
+from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.store.hnsw import HnswSettings
 
 DIM = 384
 UNITS_PER_TABLE = 20
@@ -110,25 +110,20 @@ def _noisy(rng: np.random.Generator, centres: np.ndarray, named: Sequence[list[i
     return _normalised(mixed + jitter).astype(np.float32)
 
 
-class SyntheticIndex:
-    """What ``RetrievalState`` reads of an index (``RetrievableIndex``), for a store and a lake."""
-
-    def __init__(self, store: PearlFaissStore, lake: Lake) -> None:
-        self.revision = 0
-        self.vector_store = store
-        self.tables = [f"t{i}" for i in range(lake.n_tables)]
-        self.join_graph = nx.Graph()
-        units = {u: UnitInfo("explicit", [f"t{t}" for t in ts], None) for u, ts in zip(lake.unit_ids, lake.tables)}
-        self.catalog = type("SyntheticCatalog", (), {"units": units, "sources": {}})()
-
-    def table_text(self, table_id: str) -> str:
-        return table_id
-
-    def persisted_lexical(self) -> None:
-        return None
-
-    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]:
-        return ["" for _ in unit_ids]
+def synthetic_revision(store: PearlFaissStore, lake: Lake) -> Revision:
+    """What ``RetrievalState`` reads of an index's revision (a ``Revision``), for a store and a lake."""
+    units = {u: UnitInfo("explicit", [f"t{t}" for t in ts], None) for u, ts in zip(lake.unit_ids, lake.tables)}
+    return Revision(
+        number=0,
+        table_ids=[f"t{i}" for i in range(lake.n_tables)],
+        catalog=Catalog(units=units),
+        join_graph=nx.Graph(),
+        vector_store=store,
+        config=PearlConfig(),
+        table_text=lambda table_id: table_id,
+        lexical_texts=lambda unit_ids: ["" for _ in unit_ids],
+        persisted_lexical=lambda: None,
+    )
 
 
 def rss_mb() -> float:
@@ -137,7 +132,7 @@ def rss_mb() -> float:
     return int(line.split()[1]) / 1024
 
 
-def build_store(lake: Lake, approximate: ApproximateSearch | None) -> tuple[PearlFaissStore, float, float]:
+def build_store(lake: Lake, approximate: HnswSettings | None) -> tuple[PearlFaissStore, float, float]:
     """The store with every unit, through its own ``add`` in batches; seconds and resident MB it added."""
     gc.collect()
     before, start = rss_mb(), time.perf_counter()
@@ -170,7 +165,7 @@ def percentiles(ms: Sequence[float]) -> dict[str, float]:
 
 
 def measure_size(
-    n_units: int, n_queries: int, settings: ApproximateSearch, ef_searches: list[int], lake_shape: dict[str, Any]
+    n_units: int, n_queries: int, settings: HnswSettings, ef_searches: list[int], lake_shape: dict[str, Any]
 ) -> dict[str, Any]:
     """Both stores at one size; the graph searched with each ``efSearch`` of ``ef_searches`` (built once)."""
     lake = Lake(n_units, **lake_shape)
@@ -179,7 +174,7 @@ def measure_size(
     exact_tables: list[list[str]] = []
     for name, approximate in (("exact", None), ("hnsw", settings)):
         store, seconds, memory = build_store(lake, approximate)
-        state = RetrievalState(SyntheticIndex(store, lake))
+        state = RetrievalState(synthetic_revision(store, lake))
         built = {"build_s": round(seconds, 1), "memory_mb": round(memory)}
         for ef in [0] if approximate is None else ef_searches:
             if ef:
@@ -201,7 +196,7 @@ def measure_server(url: str, n_units: int, n_queries: int, lake_shape: dict[str,
     lake = Lake(n_units, **lake_shape)
     queries = lake.queries(n_queries)
     exact, _, _ = build_store(lake, None)
-    exact_tables, _ = top_tables(RetrievalState(SyntheticIndex(exact, lake)), queries)
+    exact_tables, _ = top_tables(RetrievalState(synthetic_revision(exact, lake)), queries)
     del exact
     collection = f"scale_{uuid.uuid4().hex[:8]}"
     store = MilvusVectorStore(uri=url, collection_name=collection, dim=DIM, overwrite=True)
@@ -270,7 +265,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     config = PearlConfig()
-    settings = ApproximateSearch(
+    settings = HnswSettings(
         1,
         args.hnsw_m or config.hnsw_m,
         args.ef_construction or config.hnsw_ef_construction,

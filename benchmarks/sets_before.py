@@ -31,7 +31,7 @@ from llama_index_pearl.text.models import embed_queries
 
 
 def _rows(index: PearlTableIndex, queries: Sequence[Any], tables: dict[str, str | None], per_db: bool) -> list:
-    state = index.retrieval_state()
+    state = index.revisions.state()
     weight = index.as_retriever().lexical_weight
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
     rows = []

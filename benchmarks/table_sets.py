@@ -34,7 +34,6 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.evaluation.benchmark import (
     BenchQuery,
     calibration_error,
@@ -45,6 +44,7 @@ from llama_index_pearl.evaluation.benchmark import (
 from llama_index_pearl.retrieval.evidence import FEATURES, Confidence, content_words
 from llama_index_pearl.retrieval.search import Question, Ranked
 from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, set_first
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 
 MODES = ("db", "pool")
@@ -67,7 +67,7 @@ def parse_rule(text: str) -> SetRule | None:
 
 def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_database: bool) -> list[dict[str, Any]]:
     """Per question: its ranking of every table in reach and its candidates' evidence (the answer step's)."""
-    state = index.retrieval_state()
+    state = index.revisions.state()
     search, rule = state.search, SetRule()
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])

@@ -15,9 +15,9 @@ and ``mkdocs build`` replaces what lies between them with NAME's text:
   ``llama_index_pearl.cli`` (``full_parser()``, the parser ``pearl`` itself runs);
 - ``api-reference``: a summary of the public names of ``llama_index_pearl`` (``_PUBLIC``), then a mkdocstrings
   directive per name, ``PearlTableIndex``, ``PearlRetriever`` and ``PearlConfig`` first; ``PearlTableIndex``'s
-  members grouped by what a reader comes for (builds, engines, updates: ``MEMBER_GROUPS``) before the rest; other
-  classes with the members they inherit from the package's classes that are no public name (the reports'
-  ``to_dict``);
+  members (all its own: ``index.py`` defines every one) grouped by what a reader comes for (``MEMBER_GROUPS``)
+  before the rest; other classes with the members they inherit from the package's classes that are no public
+  name (the reports' ``to_dict`` and ``from_dict``, from their base ``StepsReport``);
 - ``benchmarks``: ``benchmarks/README.md``, where every measurement is written once.
 
 An unknown NAME, or a begin without its end, fails the build.
@@ -197,10 +197,22 @@ MEMBER_GROUPS = {
         "Build, load and persist": ["from_tables", "afrom_tables", "estimate_cost", "load", "persist"],
         "Ask": ["as_retriever", "as_query_engine", "as_chat_engine", "as_sql_table_retriever", "as_sql_query_engine"],
         "Update": ["insert_tables", "ainsert_tables", "delete_table", "adelete_table"],
-        "What it holds": ["tables", "join_graph", "join_paths", "units", "config", "report", "embed_model"],
+        "What it holds": [
+            "tables",
+            "join_graph",
+            "join_paths",
+            "units",
+            "catalog",
+            "config",
+            "report",
+            "embed_model",
+            "vector_store",
+            "table_text",
+        ],
+        "Thread safety": ["lock_timeout", "read_lock", "revisions"],
     },
 }
-OTHER_MEMBERS = "Other members (what the retriever and the engines read)"
+OTHER_MEMBERS = "Other members"
 
 
 def _public_names() -> list[str]:
@@ -247,12 +259,8 @@ def api_reference() -> str:
 
 
 def _public_members(cls: type) -> list[str]:
-    """A class's public members, its own and its bases' of this package, in source order."""
-    names: list[str] = []
-    for base in reversed(cls.__mro__):
-        if base.__module__.startswith("llama_index_pearl"):
-            names += [n for n in vars(base) if not n.startswith("_") and n not in names]
-    return names
+    """A class's own public members, in source order."""
+    return [n for n in vars(cls) if not n.startswith("_")]
 
 
 def _inherited(obj: object) -> list[str]:

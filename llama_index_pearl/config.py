@@ -120,7 +120,7 @@ class PearlConfig:
             (``PearlTableIndex.table_text``): columns, then rows, beyond it are cut with a
             visible marker (:meth:`~llama_index_pearl.text.serialization.Serializer.table_text`).
         approximate_from: Units from which the default FAISS store searches an HNSW graph instead of
-            every vector (:mod:`~llama_index_pearl.corpus.approximate`); ``None``: always exact. Below
+            every vector (:mod:`~llama_index_pearl.store.hnsw`); ``None``: always exact. Below
             it the store is exact and nothing differs. Default and HNSW parameters: benchmarks/README.md,
             "Scale".
         hnsw_m: Neighbours per node of the HNSW graph (FAISS's ``M``).

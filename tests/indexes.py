@@ -9,7 +9,8 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.corpus.embedding import build_vector_index
+from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.store.embedding import build_vector_index
 
 
 def with_units(
@@ -25,3 +26,9 @@ def with_units(
         units=units,
     )
     return PearlTableIndex(parts)
+
+
+def lexical_scorer(index: PearlTableIndex) -> LexicalScorer:
+    """The BM25 scorer of the index's current revision, the one a retrieval fuses (read or built on first use)."""
+    with index.read_lock():
+        return index.revisions.state().lexical_scorer()

@@ -10,11 +10,11 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.corpus.approximate import ApproximateSearch, graph_of
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.store.hnsw import HnswSettings, graph_of
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
-SMALL = ApproximateSearch(from_units=4, m=8, ef_construction=40, ef_search=64)
+SMALL = HnswSettings(from_units=4, m=8, ef_construction=40, ef_search=64)
 
 
 def _ranked(index, question, k=3):
@@ -116,5 +116,5 @@ def test_the_threshold_and_graph_parameters_are_checked_and_persisted():
     with pytest.raises(ValueError, match="hnsw_m must be >= 2"):
         PearlConfig(hnsw_m=1)
     config = PearlConfig(approximate_from=None, hnsw_ef_search=200)
-    assert ApproximateSearch.of(config) is None
+    assert HnswSettings.of(config) is None
     assert PearlConfig.from_dict(config.to_dict()) == config

@@ -6,16 +6,18 @@ import uuid
 
 import pytest
 from embeddings import HashingEmbedding
+from indexes import lexical_scorer
 from llama_index.core import StorageContext
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore, new_faiss_store
-from llama_index_pearl.corpus.stores import store_dimension
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
+from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.store.any_store import store_dimension
+from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 
@@ -127,12 +129,12 @@ def test_over_fetch_on_a_top_n_store_equals_exact_pooling(music_tables, k):
     )
     n_units = len(index.units)
     for question in QUESTIONS:
-        embedding = index.embed_query(question)
+        embedding = embed_query(index.embed_model, question)
         everything = store.query(VectorStoreQuery(query_embedding=embedding, similarity_top_k=n_units))
-        lexical = index.lexical_scorer().scores(question)
+        lexical = lexical_scorer(index).scores(question)
         exact = max_pool(
             [
-                UnitHit(i, index.unit(i).metadata["table_ids"], s + DEFAULT_LEXICAL_WEIGHT * lexical.get(i, 0.0))
+                UnitHit(i, index.catalog.units[i].table_ids, s + DEFAULT_LEXICAL_WEIGHT * lexical.get(i, 0.0))
                 for i, s in zip(everything.ids, everything.similarities)
             ],
             k,

@@ -99,7 +99,7 @@ def _queued_update(index: PearlTableIndex, tables: dict[str, pd.DataFrame]) -> t
 
     writer = threading.Thread(target=insert)
     writer.start()
-    until(lambda: index._revisions.waiting_writers == 1)  # the lock's diagnostic: the insert is queued
+    until(lambda: index.revisions.waiting_writers == 1)  # the lock's diagnostic: the insert is queued
     return writer, errors
 
 
@@ -206,11 +206,11 @@ def test_a_failed_replace_keeps_the_old_table_and_no_reader_sees_it_missing(musi
 
 def test_a_replace_applies_in_one_step(music_tables, hashing_embedding):
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
-    revision = index.revision
+    revision = index.revisions.number
     report = index.insert_tables(
         {"stadium": pd.DataFrame({"stadium_id": [7], "stadium_name": ["New Wembley"]})}, replace=True
     )
-    assert index.revision == revision + 1
+    assert index.revisions.number == revision + 1
     assert report.removed_tables == ["stadium"] and report.added_tables == ["stadium"]
     assert "New Wembley" in index.table_text("stadium")
 

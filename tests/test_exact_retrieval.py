@@ -14,6 +14,7 @@ from indexes import with_units
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
+from llama_index_pearl.retrieval.retriever import embed_query
 
 
 def _corpus(seed: int, storage_context=None) -> PearlTableIndex:
@@ -40,9 +41,9 @@ def _corpus(seed: int, storage_context=None) -> PearlTableIndex:
 
 def _brute_force(index: PearlTableIndex, question: str, k: int) -> list[tuple[str, float, str]]:
     store = index.vector_index.vector_store
-    query = np.asarray(index.embed_query(question), dtype=np.float32)
+    query = np.asarray(embed_query(index.embed_model, question), dtype=np.float32)
     hits = [
-        UnitHit(node_id, index.unit(node_id).metadata["table_ids"], float(store.client.reconstruct(fid) @ query))
+        UnitHit(node_id, index.catalog.units[node_id].table_ids, float(store.client.reconstruct(fid) @ query))
         for node_id, fid in sorted(store.id_map().items(), key=lambda item: item[1])
     ]
     return [(t.table_id, t.score, t.unit_id) for t in max_pool(hits, k)]
@@ -126,7 +127,7 @@ def test_after_an_insert_the_state_keeps_the_texts_of_unchanged_tables_and_finds
     index = PearlTableIndex.from_tables(music_tables, embed_model=HashingEmbedding())
     retriever = index.as_retriever(similarity_top_k=1, lexical_weight=0)
     retriever.retrieve("Wembley capacity")
-    before = index.retrieval_state().nodes.text("stadium")
+    before = index.revisions.state().nodes.text("stadium")
     index.insert_tables({"album": pd.DataFrame({"album_id": [1], "title": ["Quokka Zebra Songs"]})})
     assert retriever.retrieve("Quokka Zebra Songs")[0].node.metadata["table_id"] == "album"
-    assert index.retrieval_state().nodes.text("stadium") is before
+    assert index.revisions.state().nodes.text("stadium") is before

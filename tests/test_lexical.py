@@ -8,10 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from embeddings import TrigramEmbedding
+from indexes import lexical_scorer
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.lexical import LexicalScorer, lexical_tokens
 from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
+from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.text.words import singular, split_identifiers
 
 
@@ -65,12 +67,12 @@ def test_scorer_rejects_mismatched_ids_and_texts():
 
 def _brute_force_ranking(index: PearlTableIndex, question: str, weight: float) -> list[tuple[str, float]]:
     """Fused max-pooling over every unit, from the stored vectors."""
-    from llama_index_pearl.corpus.stores import unit_vectors
+    from llama_index_pearl.store.any_store import unit_vectors
 
     units = index.units
     vectors = unit_vectors(index.vector_index.vector_store, [u.node_id for u in units])
-    dense = vectors @ np.asarray(index.embed_query(question))
-    lexical = index.lexical_scorer().scores(question)
+    dense = vectors @ np.asarray(embed_query(index.embed_model, question))
+    lexical = lexical_scorer(index).scores(question)
     hits = [
         UnitHit(u.node_id, u.metadata["table_ids"], float(d) + weight * lexical.get(u.node_id, 0.0))
         for u, d in zip(units, dense)
@@ -114,8 +116,8 @@ def test_lexical_weight_must_be_finite_and_not_negative(many_tables_index):
 
 def test_inserted_tables_are_scored_lexically(many_tables_index):
     many_tables_index.insert_tables({"zebra_sightings": pd.DataFrame({"zebra": ["z1"], "park": ["p1"]})})
-    matched = many_tables_index.lexical_scorer().scores("zebra sightings")
-    assert [many_tables_index.unit(u).metadata["table_ids"] for u in matched] == [["zebra_sightings"]]
+    matched = lexical_scorer(many_tables_index).scores("zebra sightings")
+    assert [many_tables_index.catalog.units[u].table_ids for u in matched] == [["zebra_sightings"]]
 
 
 def test_building_the_lexical_index_logs_nothing_below_the_applications_level():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from embeddings import HashingEmbedding
 from folders import reseal
+from indexes import lexical_scorer
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlTableIndex
 
@@ -18,7 +19,7 @@ def load_and_read(folder, embed_model=None, **kwargs):
     index = PearlTableIndex.load(folder, embed_model=embed_model or HashingEmbedding(), **kwargs)
     list(index.tables.values())
     assert index.units
-    index.lexical_scorer()
+    lexical_scorer(index)
     return index
 
 
@@ -153,7 +154,7 @@ def test_corrupted_faiss_file_is_reported(built, hashing_embedding):
 def test_storage_context_route_round_trips(built, hashing_embedding):
     from llama_index.core import StorageContext
 
-    from llama_index_pearl.corpus.faiss_store import PearlFaissStore
+    from llama_index_pearl.store.faiss_store import PearlFaissStore
 
     index, folder = built
     store = PearlFaissStore.from_files(str(folder / "faiss.index"), str(folder / "id_map.json"))

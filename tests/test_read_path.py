@@ -14,7 +14,8 @@ from llama_index.core.storage import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.retriever import embed_query
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_similarity_top_k_can_be_set_on_a_retriever(index):
 
 def test_the_node_keeps_the_raw_cosine_of_its_matched_unit_beside_the_fused_score(index):
     question = "Wembley capacity"
-    query = np.asarray(index.embed_query(question))
+    query = np.asarray(embed_query(index.embed_model, question))
     for node in index.as_retriever(similarity_top_k=3).retrieve(question):
         unit = node.node.metadata["matched_unit_id"]
         cosine = float(index.vector_index.vector_store.vectors_of([unit])[0] @ query)
@@ -87,13 +88,13 @@ async def test_sync_and_async_retrieval_return_the_same_nodes(music_tables, hash
 
 async def test_async_retrieval_searches_off_the_event_loop(index, monkeypatch):
     threads: list[threading.Thread] = []
-    search = ExactSearch.search_many
+    search = FaissSearch.search_many
 
     def recording(self, *args, **kwargs):
         threads.append(threading.current_thread())
         return search(self, *args, **kwargs)
 
-    monkeypatch.setattr(ExactSearch, "search_many", recording)
+    monkeypatch.setattr(FaissSearch, "search_many", recording)
     await index.as_retriever().aretrieve("Wembley capacity")
     assert threads and threads[0] is not threading.current_thread()
 

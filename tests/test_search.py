@@ -9,10 +9,10 @@ from llama_index.core import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.pooling import UnitHit
+from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, SearchSpace
 from llama_index_pearl.retrieval.store_search import StoreSearch
 from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE
@@ -29,7 +29,7 @@ def _qdrant() -> StorageContext:
 
 
 STORES = {
-    "faiss": (None, ExactSearch),
+    "faiss": (None, FaissSearch),
     "qdrant": (_qdrant, GroupedSearch),
     "any other": (lambda: StorageContext.from_defaults(vector_store=SimpleVectorStore()), StoreSearch),
 }
@@ -51,7 +51,7 @@ def _run(index: PearlTableIndex, steps):
             if isinstance(step, Fetch):
                 nodes = index.vector_index.as_retriever(similarity_top_k=step.n).retrieve(step.query)
                 answer = [
-                    UnitHit(n.node.node_id, unit_meta(index.unit(n.node.node_id))[TABLE_IDS], n.score) for n in nodes
+                    UnitHit(n.node.node_id, index.catalog.units[n.node.node_id].table_ids, n.score) for n in nodes
                 ]
             else:
                 answer = step.run()
@@ -64,14 +64,14 @@ def _request(lexical_weight: float = 0.075, k: int = 3) -> Request:
 
 
 def _questions(index: PearlTableIndex) -> list[Question]:
-    return [Question(q, index.embed_query(q)) for q in QUESTIONS]
+    return [Question(q, embed_query(index.embed_model, q)) for q in QUESTIONS]
 
 
 @pytest.mark.parametrize("store", list(STORES))
 def test_a_revision_searches_its_store_with_the_search_of_that_store(music_tables, store):
     index = _index(music_tables, store)
     with index.read_lock():
-        assert type(index.retrieval_state().search) is STORES[store][1]
+        assert type(index.revisions.state().search) is STORES[store][1]
 
 
 @pytest.mark.parametrize("store", ["qdrant", "any other"])
@@ -80,8 +80,8 @@ def test_every_search_ranks_the_tables_the_default_store_ranks(music_tables, sto
     default, other = _index(music_tables, "faiss"), _index(music_tables, store)
     request = _request(lexical_weight)
     with default.read_lock(), other.read_lock():
-        want = _run(default, default.retrieval_state().search.rank(_questions(default), request))
-        got = _run(other, other.retrieval_state().search.rank(_questions(other), request))
+        want = _run(default, default.revisions.state().search.rank(_questions(default), request))
+        got = _run(other, other.revisions.state().search.rank(_questions(other), request))
     for a, b in zip(got, want):
         assert [t.table_id for t in a.tables] == [t.table_id for t in b.tables]
         assert [t.score for t in a.tables] == pytest.approx([t.score for t in b.tables], abs=1e-5)
@@ -90,7 +90,7 @@ def test_every_search_ranks_the_tables_the_default_store_ranks(music_tables, sto
 def test_the_default_search_scores_a_table_outside_its_ranking_from_its_own_units(music_tables):
     index = _index(music_tables, "faiss")
     with index.read_lock():
-        search = index.retrieval_state().search
+        search = index.revisions.state().search
         ranked = _run(index, search.rank(_questions(index)[:1], _request(k=1)))[0]
         deeper = _run(index, search.rank(_questions(index)[:1], _request(k=3)))[0]
         outside = [t for t in deeper.tables if t.table_id not in {r.table_id for r in ranked.tables[:1]}]
@@ -103,7 +103,7 @@ def test_the_default_search_scores_a_table_outside_its_ranking_from_its_own_unit
 def test_a_store_known_only_through_llamaindex_scores_no_table_outside_a_ranking(music_tables, store):
     index = _index(music_tables, store)
     with index.read_lock():
-        search = index.retrieval_state().search
+        search = index.revisions.state().search
         ranked = _run(index, search.rank(_questions(index)[:1], _request()))[0]
         assert search.score(ranked, ["stadium"]) is None
 

@@ -214,7 +214,7 @@ def test_set_rule_none_returns_the_pooled_ranking_without_a_set(gig_index):
 def test_the_index_settings_give_the_retrievers_bars(hashing_embedding):
     tables = {"a": pd.DataFrame({"x": [1, 2]}), "b": pd.DataFrame({"y": [3, 4]})}
     index = PearlTableIndex.from_tables(tables, embed_model=hashing_embedding, needed_confidence=0.7)
-    assert index.retrieval_state().set_rule.needed == 0.7
+    assert index.revisions.state().set_rule.needed == 0.7
     with pytest.raises(ValueError, match="set_rule"):
         index.as_retriever(set_rule="loose")
 

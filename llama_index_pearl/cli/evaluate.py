@@ -38,6 +38,7 @@ from llama_index_pearl.evaluation.benchmark import (
     unit_vectors,
 )
 from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.text.models import resolve_embed_model
 
 __all__ = ["METHODS", "cmd_eval", "parse_ks"]
@@ -302,10 +303,14 @@ def _slot_metrics(
     tables = [list(unit_meta(u)[TABLE_IDS]) for u in units]
     order = {u.node_id: i for i, u in enumerate(units)}
     slots = []
+    lexical_scorer = None
+    if lexical_weight > 0:
+        with index.read_lock():
+            lexical_scorer = index.revisions.state().lexical_scorer()
     for query in queries:
-        scores = matrix @ np.asarray(index.embed_query(query.question))
-        if lexical_weight > 0:
-            for unit_id, lexical in index.lexical_scorer().scores(query.question).items():
+        scores = matrix @ np.asarray(embed_query(index.embed_model, query.question))
+        if lexical_scorer is not None:
+            for unit_id, lexical in lexical_scorer.scores(query.question).items():
                 scores[order[unit_id]] += lexical_weight * lexical
         slots.append(slot_rankings(scores, tables, ks))
     return evaluate_slot_rankings(queries, slots, ks)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-import llama_index.core.instrumentation as instrument
 import networkx as nx
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -24,15 +23,12 @@ from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.augment import AugmentedCorpus, plan_requests
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.embedding import build_vector_index
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.units import count_kinds
 from llama_index_pearl.corpus.units_step import CorpusBuild, StepsReport, corpus_units, discover_for_generator
-from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
@@ -42,6 +38,8 @@ from llama_index_pearl.generation import (
     estimate_prompt_tokens,
 )
 from llama_index_pearl.joins.graph import stored_paths
+from llama_index_pearl.store.embedding import build_vector_index
+from llama_index_pearl.store.hnsw import HnswSettings
 from llama_index_pearl.tables.inputs import TablesInput, TablesRead, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
@@ -56,15 +54,12 @@ from llama_index_pearl.text.serialization import Serializer
 __all__ = [
     "BuildInputs",
     "BuildReport",
-    "IndexBuilds",
     "IndexParts",
     "build_corpus",
     "default_generator",
     "estimate_generation_cost",
     "serializer_for",
 ]
-
-dispatcher = instrument.get_dispatcher(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,6 +165,20 @@ class IndexParts:
     open_units: Callable[[], tuple[VectorStoreIndex, list[TextNode]]] | None = None
     lexical: Callable[[], LexicalIndex] | None = None
 
+    def store(self) -> BasePydanticVectorStore:
+        """The store of the unit vectors: ``vector_store``, else ``vector_index``'s.
+
+        Raises:
+            ValueError: Neither the units nor ``open_units`` and ``vector_store`` to read them later are given.
+        """
+        if self.units is None and (self.open_units is None or self.vector_store is None):
+            raise ValueError("PearlTableIndex needs its units, or open_units and vector_store to read them later")
+        if self.vector_store is not None:
+            return self.vector_store
+        if self.vector_index is None:
+            raise ValueError("PearlTableIndex needs the vector_index of its units, or their vector_store")
+        return self.vector_index.vector_store
+
 
 def default_generator(llm: LLM | None) -> QueryGenerator:
     """``LLMQueryGenerator(llm)`` when an LLM resolved, else the offline heuristic generator."""
@@ -229,7 +238,7 @@ def build_corpus(
                 model,
                 inputs.storage_context,
                 show_progress=show_progress,
-                approximate=ApproximateSearch.of(config),
+                approximate=HnswSettings.of(config),
             )
         with stage(report.seconds, "columns"):
             columns = ColumnIndex.build(loaded, model) if config.column_vectors else None
@@ -250,118 +259,6 @@ def build_corpus(
         generator=generator,
         catalog=catalog,
     )
-
-
-Index = TypeVar("Index", bound="IndexBuilds")
-
-
-class IndexBuilds:
-    """The builds of an index: ``PearlTableIndex``'s ``from_tables``, ``afrom_tables`` and ``estimate_cost``.
-
-    ``from_tables`` runs :func:`build_corpus` and makes the index of what it built (``cls(parts)``).
-    """
-
-    @classmethod
-    def from_tables(
-        cls: type[Index],
-        tables: TablesInput,
-        *,
-        config: PearlConfig | None = None,
-        embed_model: BaseEmbedding | None = None,
-        llm: LLM | None = None,
-        generator: QueryGenerator | None = None,
-        storage_context: StorageContext | None = None,
-        show_progress: bool = False,
-        **overrides: Any,
-    ) -> Index:
-        """Build an index over tables.
-
-        Args:
-            tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts:
-                ``dict`` of DataFrames, ``Table`` list, CSV/Parquet folder or
-                files, SQLAlchemy URL/engine, or ``SQLDatabase``.
-            config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
-                which documents every option); default: the defaults.
-            embed_model: Encoder; default the bundled all-MiniLM-L6-v2 (``Settings.embed_model``
-                is not read: :mod:`~llama_index_pearl.text.models` says why).
-            llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
-                pays for generation only with an LLM given here or in ``generator``).
-            generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
-                given, else the offline ``HeuristicQueryGenerator``. A paid generator logs
-                (INFO) what it will send before sending it.
-            storage_context: Where vectors go; its ``vector_store`` is honoured.
-                Default: an exact FAISS inner-product index.
-            show_progress: Show progress bars on long stages.
-            **overrides: Fields of ``config`` to replace, e.g. ``budget=40`` or
-                ``include_titles=False``.
-
-        Raises:
-            TypeError: An override that is no build option.
-            ValueError: A bad input, table or setting (the message names it).
-            GenerationFailed: At least the generator's ``max_failed_share`` of its
-                LLM requests failed (default: all of them); accepted answers are cached.
-        """
-        chosen = PearlConfig.with_overrides(config, **overrides)
-        inputs = BuildInputs(
-            tables=tables,
-            config=chosen,
-            embed_model=embed_model,
-            llm=llm,
-            generator=generator,
-            storage_context=storage_context,
-            show_progress=show_progress,
-        )
-        return cls(_traced_build(inputs))  # type: ignore[call-arg]
-
-    @classmethod
-    async def afrom_tables(cls: type[Index], tables: TablesInput, **kwargs: Any) -> Index:
-        """:meth:`from_tables` on a thread of its own: the event loop goes on while the index builds.
-
-        Args:
-            tables: As in :meth:`from_tables`.
-            **kwargs: :meth:`from_tables`'s keyword arguments.
-        """
-        return await run_in_thread(lambda: cls.from_tables(tables, **kwargs))
-
-    @classmethod
-    def estimate_cost(
-        cls,
-        tables: TablesInput,
-        *,
-        config: PearlConfig | None = None,
-        embed_model: BaseEmbedding | None = None,
-        llm: LLM | None = None,
-        generator: QueryGenerator | None = None,
-        **overrides: Any,
-    ) -> dict[str, Any]:
-        """Dry run: discover and select paths, build every prompt, call no LLM.
-
-        Args:
-            tables: As in :meth:`from_tables`.
-            config: As in :meth:`from_tables`; its ``cache_dir`` (LLM builds default to
-                the user cache) answers ``cached_requests``, which a build will not send.
-            embed_model: Encoder used by join discovery.
-            llm: The LLM a build would use (its prompts are counted).
-            generator: Explicit generator instead of ``llm``.
-            **overrides: Fields of ``config`` to replace, as in :meth:`from_tables`.
-
-        Returns:
-            ``{"tables", "paths", "fallback_paths", "requests", "cached_requests",
-            "prompt_tokens", "per_path_avg", "max_prompt_tokens"}``: ``paths`` go to the
-            generator (LLM calls), ``fallback_paths`` to its free fallback.
-        """
-        chosen = PearlConfig.with_overrides(config, **overrides)
-        inputs = BuildInputs(tables=tables, config=chosen, embed_model=embed_model, llm=llm, generator=generator)
-        return estimate_generation_cost(inputs)
-
-
-def _traced_build(inputs: BuildInputs) -> IndexParts:
-    return build_corpus(inputs)
-
-
-# a classmethod's span would be named after the class's type ("type.from_tables"): name it as users call it
-_traced_build.__qualname__ = "PearlTableIndex.from_tables"
-_traced_build = dispatcher.span(_traced_build)
 
 
 def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:

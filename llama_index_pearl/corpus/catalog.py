@@ -83,6 +83,18 @@ class Catalog:
             columns if columns is not None else ColumnIndex(),
         )
 
+    @classmethod
+    def of_units(cls, tables: Iterable[Table], units: Iterable[BaseNode]) -> Catalog:
+        """The catalog of units given without one (an index made of hand-written units): every unit's info read,
+        no table text rendered yet (the index renders each when first asked for).
+
+        Args:
+            tables: The tables.
+            units: The units, in the index's order.
+        """
+        sources = {t.id: t.source for t in tables if t.source is not None}
+        return cls(units={u.node_id: UnitInfo.of(u) for u in units}, sources=sources)
+
     def change(
         self,
         removed_tables: Iterable[str],

@@ -7,9 +7,10 @@ the generation cache and the index's generator), and makes units only for them; 
 questions and vectors are reused. A delete removes the table's units, its edges, and the units of every path
 through it.
 
-These functions read an index through :class:`UpdatableIndex` (its public state)
-and return what should change; the index embeds the new units and applies the
-change under its write lock, so this module never imports the index.
+These functions read an index through :class:`UpdatableIndex` (its public state) and plan what should change
+(:func:`plan_insert`, :func:`plan_delete`); :func:`insert_into` and :func:`delete_from` run an update whole,
+embedding an insert's new units outside the index's locks and handing the change to the index's ``apply``
+(``PearlTableIndex`` applies it under its write lock), so this module never imports the index.
 
 The budget K after an insert is that of the whole corpus (the build's ``budget``;
 by default every candidate path for a free generator, ⌊|C|/2⌋ per pool for an
@@ -23,12 +24,10 @@ Pipeline step: corpus (docs/architecture.md).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import MutableMapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import llama_index.core.instrumentation as instrument
 import networkx as nx
 from llama_index.core.schema import TextNode
 
@@ -36,34 +35,31 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import AugmentedCorpus
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.embedding import embedded
 from llama_index_pearl.corpus.state import IndexContents, IndexState
 from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
 from llama_index_pearl.corpus.units_step import CorpusBuild, InsertScope, StepsReport, corpus_units
-from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator
 from llama_index_pearl.joins import drop_table
+from llama_index_pearl.store.embedding import embedded
 from llama_index_pearl.tables.inputs import TablesInput, read_tables
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
 __all__ = [
+    "ApplyChange",
     "IndexChange",
-    "IndexUpdates",
     "UpdatableIndex",
     "UpdateReport",
-    "delete_table",
-    "insert_tables",
+    "delete_from",
+    "insert_into",
     "plan_delete",
     "plan_insert",
 ]
 
-dispatcher = instrument.get_dispatcher(__name__)
-
 
 class UpdatableIndex(IndexState, Protocol):
-    """The public state of an index that updates are planned from, and the one way to change it."""
+    """The public state of an index that updates are planned from (the index applies what they plan)."""
 
     @property
     def serializer(self) -> Serializer: ...
@@ -73,8 +69,6 @@ class UpdatableIndex(IndexState, Protocol):
 
     @property
     def catalog(self) -> Catalog: ...
-
-    def apply_change(self, change: IndexChange) -> None: ...
 
 
 @dataclass
@@ -178,94 +172,33 @@ class IndexChange:
         return graph
 
 
-class IndexUpdates:
-    """The updates of an index: ``PearlTableIndex``'s ``insert_tables``, ``delete_table`` and their async twins.
-
-    The index gives them its settings (``config``), the one way to change it (``apply_change``) and its update lock
-    (``_updating``: one update at a time; retrievals go on until the change is applied).
-    """
-
-    config: PearlConfig
-
-    def _updating(self) -> AbstractContextManager[None]:
-        """Hold the index's update lock for the block."""
-        raise NotImplementedError
-
-    @dispatcher.span
-    def insert_tables(
-        self, tables: TablesInput, *, replace: bool = False, show_progress: bool = False, **overrides: Any
-    ) -> UpdateReport:
-        """Add tables without rebuilding (paper appendix C.3).
-
-        Candidate join edges are scored only for column pairs involving a new
-        table; only paths through a new table are generated (through the
-        generation cache and this index's generator); only new units are
-        embedded. Existing paths, questions and vectors are kept as they are.
-
-        Args:
-            tables: Anything :meth:`from_tables` accepts; as many rows are read per
-                table as the build read (``config.max_rows_read``).
-            replace: Replace tables whose id already exists (their deletes and the insert are one change).
-            show_progress: Show progress bars.
-            **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
-                every other option is the build's.
-
-        Returns:
-            What changed and what it cost.
-
-        Raises:
-            ValueError: A table id already exists and ``replace`` is false (the
-                message names it), no tables were given, or an override of an
-                option the build fixed.
-            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
-            RuntimeError: Called while holding :meth:`read_lock` (it would wait for itself).
-        """
-        with self._updating():
-            return insert_tables(self, tables, self.config.for_update(**overrides), replace, show_progress)  # type: ignore[arg-type]
-
-    async def ainsert_tables(self, tables: TablesInput, **kwargs: Any) -> UpdateReport:
-        """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.
-
-        Args:
-            tables: As in :meth:`insert_tables`.
-            **kwargs: :meth:`insert_tables`'s keyword arguments.
-        """
-        return await run_in_thread(lambda: self.insert_tables(tables, **kwargs))
-
-    @dispatcher.span
-    def delete_table(self, table_id: str) -> UpdateReport:
-        """Remove a table: its units, its join edges and the units of every path through it.
-
-        Args:
-            table_id: The table to remove.
-
-        Returns:
-            What changed.
-
-        Raises:
-            ValueError: ``table_id`` is not in the index (the message names it),
-                or it is the last table.
-            NotImplementedError: The vector store cannot delete (e.g. a plain
-                positional ``FaissVectorStore``).
-            LockTimeout: Another update, or retrievals, held the index past :attr:`lock_timeout`.
-        """
-        with self._updating():
-            return delete_table(self, table_id)  # type: ignore[arg-type]
-
-    async def adelete_table(self, table_id: str) -> UpdateReport:
-        """:meth:`delete_table` on a thread of its own: the event loop goes on."""
-        return await run_in_thread(lambda: self.delete_table(table_id))
+ApplyChange = Callable[[IndexChange], None]
+"""How an index applies a planned change (``PearlTableIndex`` holds its write lock while it does)."""
 
 
-def insert_tables(
-    index: UpdatableIndex, tables: TablesInput, config: PearlConfig, replace: bool, show_progress: bool
+def insert_into(
+    index: UpdatableIndex,
+    tables: TablesInput,
+    config: PearlConfig,
+    apply: ApplyChange,
+    *,
+    replace: bool = False,
+    show_progress: bool = False,
 ) -> UpdateReport:
-    """See ``PearlTableIndex.insert_tables`` (which holds the index's update lock around this).
+    """An insert, whole (see ``PearlTableIndex.insert_tables``, which holds the index's update lock around this).
 
     A replace is planned as the deletes followed by the insert, against the index as the deletes will
     leave it (:meth:`~llama_index_pearl.corpus.units_step.InsertScope.without`), and applied as one change after
     the new units are embedded: if anything fails before that, the index still holds the old tables, and a
     retrieval never sees it without them.
+
+    Args:
+        index: The index.
+        tables: The tables to add (anything ``load_tables`` accepts).
+        config: The build's settings, with the insert's own reading/generation options.
+        apply: Applies the change to the index (the new units carry their vectors meanwhile).
+        replace: Replace tables whose id already exists.
+        show_progress: Show progress bars.
     """
     report = UpdateReport()
     with stage(report.seconds, "total"):
@@ -293,7 +226,7 @@ def insert_tables(
             change = _after_deletes(deletes, change, scope.join_graph)
         # embedding happens outside the index's write lock: retrievals go on meanwhile
         with stage(change.report.seconds, "embed"), embedded(change.units, index.embed_model, show_progress):
-            index.apply_change(change)
+            apply(change)
         report.merge(change.report)
     return report
 
@@ -315,11 +248,17 @@ def _after_deletes(deletes: Sequence[IndexChange], insert: IndexChange, graph: n
     )
 
 
-def delete_table(index: UpdatableIndex, table_id: str) -> UpdateReport:
-    """See ``PearlTableIndex.delete_table``."""
+def delete_from(index: UpdatableIndex, table_id: str, apply: ApplyChange) -> UpdateReport:
+    """A delete, whole (see ``PearlTableIndex.delete_table``).
+
+    Args:
+        index: The index.
+        table_id: The table to remove.
+        apply: Applies the change to the index.
+    """
     change = plan_delete(index, table_id)
     with stage(change.report.seconds, "delete"):
-        index.apply_change(change)
+        apply(change)
     return change.report
 
 

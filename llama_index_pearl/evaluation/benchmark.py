@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from llama_index_pearl.corpus.stores import unit_vectors
+from llama_index_pearl.store.any_store import unit_vectors
 from llama_index_pearl.tables.inputs import read_table_file
 from llama_index_pearl.tables.table import Table
 

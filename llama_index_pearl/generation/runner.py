@@ -241,29 +241,19 @@ def _tally(results: Sequence[GenerationResult]) -> GenerationReport:
     return report
 
 
-def generate_all(
-    generator: QueryGenerator,
-    requests: Sequence[GenerationRequest],
-    *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    cache: GenerationCache | str | os.PathLike[str] | None = None,
-    show_progress: bool = False,
-) -> GenerationRun:
-    """Synchronous :func:`agenerate_all`; inside a running event loop it runs on a worker thread.
+def generate_all(generator: QueryGenerator, requests: Sequence[GenerationRequest], **options: Any) -> GenerationRun:
+    """:func:`agenerate_all` from synchronous code: the same body, on ``asyncio.run`` (inside a running event loop,
+    on a worker thread of its own, :func:`~llama_index_pearl.generation.base.run_sync`).
 
     Args:
         generator: The query generator.
         requests: Path and/or single-table requests.
-        concurrency: Requests in flight at once.
-        cache: A cache, or a file/directory for one.
-        show_progress: Show a tqdm progress bar.
+        **options: :func:`agenerate_all`'s keyword arguments (``concurrency``, ``cache``, ``show_progress``).
 
     Returns:
         As :func:`agenerate_all`.
     """
-    return run_sync(
-        lambda: agenerate_all(generator, requests, concurrency=concurrency, cache=cache, show_progress=show_progress)
-    )
+    return run_sync(lambda: agenerate_all(generator, requests, **options))
 
 
 def estimate_prompt_tokens(

@@ -20,7 +20,6 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from llama_index.core import Settings
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.chat_engine import (
@@ -38,12 +37,10 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.retrievers import NLSQLRetriever
 
 from llama_index_pearl.retrieval.retriever import PearlRetriever
-from llama_index_pearl.retrieval.sql_tables import SQL_SET_MARGIN, sql_table_retriever
 from llama_index_pearl.text.models import settings_llm
 
 __all__ = [
     "CHAT_MODES",
-    "IndexEngines",
     "PearlSQLQueryEngine",
     "chat_engine",
     "query_engine",
@@ -242,148 +239,30 @@ class PearlSQLQueryEngine(BaseSQLTableQueryEngine):
 
 
 def sql_query_engine(
-    table_retriever: ObjectRetriever[SQLTableSchema],
+    make_table_retriever: Callable[..., ObjectRetriever[SQLTableSchema]],
     sql_database: Any,
     llm: LLM | None,
     embed_model: BaseEmbedding,
     **kwargs: Any,
 ) -> PearlSQLQueryEngine:
-    """A :class:`PearlSQLQueryEngine` over the table retriever (see ``PearlTableIndex.as_sql_query_engine``).
+    """A :class:`PearlSQLQueryEngine` over PEARL's table retriever (see ``PearlTableIndex.as_sql_query_engine``).
+
+    Args:
+        make_table_retriever: ``as_sql_table_retriever`` of the database, given ``context_strs`` and the
+            retriever's arguments.
+        sql_database: The ``SQLDatabase`` the SQL runs on.
+        llm: Writes the SQL and the answer (else ``Settings.llm``).
+        embed_model: The index's encoder, for the engine's ``NLSQLRetriever``.
+        **kwargs: Arguments of the retriever, of the table retriever and of the engine.
 
     Raises:
-        ValueError: There is no LLM.
+        TypeError: An argument that neither the retriever nor the engine takes (named).
+        ValueError: There is no LLM, or the database lacks a table of the index.
     """
+    engine_args = _parameters(
+        PearlSQLQueryEngine.__init__, "sql_database", "table_retriever", "llm", "embed_model"
+    ) | _parameters(BaseSQLTableQueryEngine.__init__, "llm")
+    mine, theirs = _split(kwargs, {"engine": engine_args, "table retriever": {"context_strs"}}, "as_sql_query_engine")
+    table_retriever = make_table_retriever(**theirs["table retriever"], **mine)
     resolved = require_llm(llm, "as_sql_query_engine")
-    return PearlSQLQueryEngine(sql_database, table_retriever, resolved, embed_model, **kwargs)
-
-
-class IndexEngines:
-    """The retriever and LlamaIndex engines of an index: ``PearlTableIndex``'s ``as_*`` methods.
-
-    The index gives them its LLM (``_llm``: engines default to it, then to ``Settings.llm``) and its encoder.
-    """
-
-    _llm: LLM | None
-    _embed_model: BaseEmbedding
-
-    def as_retriever(
-        self, similarity_top_k: int = 5, callback_manager: CallbackManager | None = None, **kwargs: Any
-    ) -> PearlRetriever:
-        """A table-level retriever (max-pooled unit scores).
-
-        Args:
-            similarity_top_k: Tables retrieved per question.
-            callback_manager: LlamaIndex callbacks; default ``Settings.callback_manager``, as for
-                LlamaIndex's own indexes.
-            **kwargs: ``PearlRetriever``'s other arguments (``lexical_weight``, ``fetch_k``,
-                ``include_join_hints_in_text``, ``verbose``); another name is a ``TypeError``.
-        """
-        manager = callback_manager or Settings.callback_manager
-        return PearlRetriever(self, similarity_top_k=similarity_top_k, callback_manager=manager, **kwargs)
-
-    def as_query_engine(self, llm: LLM | None = None, **kwargs: Any) -> RetrieverQueryEngine:
-        """A ``RetrieverQueryEngine`` over retrieved tables, built as ``BaseIndex.as_query_engine`` builds one.
-
-        Args:
-            llm: Answering LLM; default the index's LLM, else ``Settings.llm``.
-            **kwargs: The retriever's arguments (:meth:`as_retriever`: ``similarity_top_k``,
-                ``lexical_weight``, ``include_join_hints_in_text``...) and
-                ``RetrieverQueryEngine.from_args``'s (``response_mode``, ``node_postprocessors``...);
-                ``callback_manager`` and ``verbose`` go to both.
-
-        Raises:
-            TypeError: An argument that neither the retriever nor the engine takes (named).
-            ValueError: No LLM; the message says where to give one.
-        """
-        return query_engine(self.as_retriever, llm or self._llm, **kwargs)
-
-    def as_chat_engine(
-        self, chat_mode: ChatMode | str = ChatMode.BEST, llm: LLM | None = None, **kwargs: Any
-    ) -> BaseChatEngine:
-        """A chat engine grounded on retrieved tables, built as ``BaseIndex.as_chat_engine`` builds one.
-
-        Args:
-            chat_mode: ``"best"`` (default) and ``"condense_plus_context"``: ``CondensePlusContextChatEngine``;
-                ``"context"``: ``ContextChatEngine``; ``"condense_question"``: ``CondenseQuestionChatEngine``
-                over :meth:`as_query_engine`.
-            llm: Chat LLM; default the index's LLM, else ``Settings.llm``.
-            **kwargs: The retriever's arguments and the chat engine's ``from_defaults`` arguments
-                (``system_prompt``, ``memory``...), as in :meth:`as_query_engine`.
-
-        Raises:
-            ValueError: ``"simple"`` (it never reads the tables), ``"react"``/``"openai"`` (removed from
-                LlamaIndex), an unknown mode, or no LLM.
-            TypeError: An argument that neither the retriever nor the engine takes (named).
-        """
-        return chat_engine(self.as_retriever, llm or self._llm, chat_mode, **kwargs)
-
-    def as_sql_table_retriever(
-        self,
-        sql_database: Any,
-        similarity_top_k: int = 5,
-        join_keys: bool = True,
-        context_strs: Mapping[str, str] | None = None,
-        set_margin: int | None = SQL_SET_MARGIN,
-        **kwargs: Any,
-    ) -> ObjectRetriever[SQLTableSchema]:
-        """The ``table_retriever`` of LlamaIndex's ``SQLTableRetrieverQueryEngine`` and ``NLSQLRetriever``.
-
-        ``retrieve``/``aretrieve`` return ``SQLTableSchema``s in PEARL's order, named as
-        ``sql_database`` names the tables, each ``context_str`` holding how the table joins the
-        other retrieved tables, as SQL with identifiers quoted for the database's dialect
-        (:mod:`~llama_index_pearl.retrieval.sql_tables`).
-
-        Args:
-            sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on; it must hold every
-                table of the index (on PostgreSQL, ``SQLDatabase(engine, schema=...)`` of their schema).
-            similarity_top_k: At most this many tables per question, unless the connected set is larger.
-            join_keys: Put the joins in ``context_str`` (``JOIN stadium ON concert.stadium_id = stadium.stadium_id``).
-            context_strs: Table descriptions by database table name, shown before the join keys.
-            set_margin: The connected set of tables and this many other candidates (``None``:
-                ``similarity_top_k`` tables, the set first); see ``PearlRetriever``.
-            **kwargs: Passed to :meth:`as_retriever` (``lexical_weight``, ``fetch_k``, ``set_rule``).
-
-        Raises:
-            ValueError: A table of the index (or a key of ``context_strs``) the database does not hold;
-                the message names it.
-        """
-        retriever = self.as_retriever(similarity_top_k, set_margin=set_margin, **kwargs)
-        return sql_table_retriever(self, sql_database, retriever, join_keys=join_keys, context_strs=context_strs)
-
-    def as_sql_query_engine(
-        self,
-        sql_database: Any,
-        llm: LLM | None = None,
-        similarity_top_k: int = 5,
-        join_keys: bool = True,
-        **kwargs: Any,
-    ) -> PearlSQLQueryEngine:
-        """LlamaIndex's ``SQLTableRetrieverQueryEngine``, with :meth:`as_sql_table_retriever` choosing the tables.
-
-        Built from LlamaIndex's public parts (:class:`~llama_index_pearl.retrieval.engines.PearlSQLQueryEngine`)
-        so that its ``NLSQLRetriever`` gets the index's encoder instead of ``Settings.embed_model``.
-
-        Args:
-            sql_database: The LlamaIndex ``SQLDatabase`` the SQL runs on.
-            llm: Writes the SQL (and the answer); default the index's LLM, else ``Settings.llm``.
-            similarity_top_k: Tables shown to the LLM per question.
-            join_keys: Show the join keys between them.
-            **kwargs: The retriever's arguments (:meth:`as_retriever`: ``filters``, ``set_margin``,
-                ``lexical_weight``...), :meth:`as_sql_table_retriever`'s ``context_strs``, and
-                ``SQLTableRetrieverQueryEngine``'s (``synthesize_response``, ``sql_only``, ``rows_retrievers``,
-                ``text_to_sql_prompt``...); ``callback_manager`` and ``verbose`` go to both.
-
-        Raises:
-            TypeError: An argument that neither the retriever nor the engine takes (named).
-            ValueError: No LLM, or a table of the index the database does not hold.
-        """
-        engine_args = _parameters(
-            PearlSQLQueryEngine.__init__, "sql_database", "table_retriever", "llm", "embed_model"
-        ) | _parameters(BaseSQLTableQueryEngine.__init__, "llm")
-        mine, theirs = _split(
-            kwargs, {"engine": engine_args, "table retriever": {"context_strs"}}, "as_sql_query_engine"
-        )
-        table_retriever = self.as_sql_table_retriever(
-            sql_database, similarity_top_k, join_keys, **theirs["table retriever"], **mine
-        )
-        return sql_query_engine(table_retriever, sql_database, llm or self._llm, self._embed_model, **theirs["engine"])
+    return PearlSQLQueryEngine(sql_database, table_retriever, resolved, embed_model, **theirs["engine"])

@@ -4,7 +4,7 @@ No LLM runs at query time (paper section 3.2). The retriever reads one revision 
 :class:`~llama_index_pearl.retrieval.state.RetrievalState`) and asks it through two interfaces:
 
 - its **search** (:mod:`~llama_index_pearl.retrieval.search`), chosen by the vector store: the default FAISS
-  store in process, exactly (:mod:`~llama_index_pearl.retrieval.exact_search`); a Qdrant store by grouped search
+  store in process, exactly (:mod:`~llama_index_pearl.retrieval.faiss_search`); a Qdrant store by grouped search
   when no lexical evidence is added (:mod:`~llama_index_pearl.retrieval.grouped_search`); any other store
   through LlamaIndex's retriever, in pooling rounds (:mod:`~llama_index_pearl.retrieval.store_search`);
 - its **answer** step (:mod:`~llama_index_pearl.retrieval.answer`): the set of tables first, as result nodes.
@@ -34,11 +34,11 @@ from typing import Any, Literal
 import llama_index.core.instrumentation as instrument
 import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
-from llama_index_pearl.corpus.embedding import normalise
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
@@ -47,9 +47,10 @@ from llama_index_pearl.retrieval.routing import ROUTE_DEPTH
 from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
-__all__ = ["PearlRetriever", "unit_query_vector"]
+__all__ = ["PearlRetriever", "embed_query", "unit_query_vector"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -259,8 +260,8 @@ class PearlRetriever(BaseRetriever):
 
     def _run(self, step: Step, held: ExitStack) -> Any:
         if isinstance(step, _Read):
-            held.enter_context(self._index.read_lock())
-            return self._index.retrieval_state()
+            held.enter_context(self._index.revisions.reading())
+            return self._index.revisions.state()
         if isinstance(step, _Embed):
             return self._embed(step.strings)
         if isinstance(step, _EmbedWords):
@@ -271,8 +272,8 @@ class PearlRetriever(BaseRetriever):
 
     async def _arun(self, step: Step, held: AsyncExitStack) -> Any:
         if isinstance(step, _Read):
-            await held.enter_async_context(self._index.aread_lock())
-            return self._index.retrieval_state()
+            await held.enter_async_context(self._index.revisions.areading())
+            return self._index.revisions.state()
         if isinstance(step, _Embed):
             return await self._aembed(step.strings)
         if isinstance(step, _EmbedWords):
@@ -298,9 +299,9 @@ class PearlRetriever(BaseRetriever):
 
     def _hit(self, node_with_score: NodeWithScore) -> UnitHit:
         node = node_with_score.node
-        unit = self._index.unit(node.node_id)
-        meta = unit_meta(unit if unit is not None else node)
-        return UnitHit(node.node_id, list(meta.get(TABLE_IDS, [])), float(node_with_score.score or 0.0))
+        info = self._index.catalog.units.get(node.node_id)  # the unit's tables, whatever metadata the store kept
+        table_ids = info.table_ids if info is not None else unit_meta(node).get(TABLE_IDS, [])
+        return UnitHit(node.node_id, list(table_ids), float(node_with_score.score or 0.0))
 
     # ---------------------------------------------------------------- batch
     @dispatcher.span
@@ -357,6 +358,16 @@ def _given_embedding(query_bundle: QueryBundle) -> list[float] | None:
     if query_bundle.embedding is None:
         return None
     return finite_query_vector(query_bundle.embedding, query_bundle.query_str)
+
+
+def embed_query(embed_model: BaseEmbedding, query: str) -> list[float]:
+    """The unit-length vector of one question, as a retrieval embeds it (a broken encoder's raises ``ValueError``).
+
+    Args:
+        embed_model: The index's encoder.
+        query: The question.
+    """
+    return unit_query_vector(embed_model.get_query_embedding(query), (query,))
 
 
 def unit_query_vector(vector: Sequence[float], strings: tuple[str, ...]) -> list[float]:

@@ -7,8 +7,8 @@ only the interface:
 ============================ ================================== ================================================
 search                       store                              ranks tables by
 ============================ ================================== ================================================
-``ExactSearch``              the default ``PearlFaissStore``    its vectors, in process: exact max-pooling, one
-(``exact_search``)                                              top-n search, a pass over all vectors when the
+``FaissSearch``              the default ``PearlFaissStore``    its vectors, in process: exact max-pooling, one
+(``faiss_search``)                                              top-n search, a pass over all vectors when the
                                                                 top-n cannot decide or lexical evidence is added
 ``GroupedSearch``            Qdrant                             one grouped search, pooled on the server, where no
 (``grouped_search``)                                            lexical evidence is added and no scope; else as
@@ -17,7 +17,7 @@ search                       store                              ranks tables by
 (``store_search``)                                              fetched in rounds until the ranking is final
 ============================ ================================== ================================================
 
-Only ``ExactSearch`` scores tables outside a ranking (from their stored vectors: a bridge of the set); the others
+Only ``FaissSearch`` scores tables outside a ranking (from their stored vectors: a bridge of the set); the others
 answer ``None``, and such a table scores as the ranking's last.
 
 A search runs as a generator of steps that its retriever performs (:class:`Work`: CPU-bound work, in a worker
@@ -138,8 +138,8 @@ class Ranked:
     Args:
         question: The question.
         tables: Its tables, best first.
-        vector: The query vector as the search read it (``ExactSearch`` only).
-        boost: The lexical score the search added to each unit, by unit number (``ExactSearch`` only).
+        vector: The query vector as the search read it (``FaissSearch`` only).
+        boost: The lexical score the search added to each unit, by unit number (``FaissSearch`` only).
         lexical_weight: The weight of that lexical score (the request's).
     """
 
@@ -176,7 +176,7 @@ class TableSearch(Protocol):
 
 
 class SearchKind(Protocol):
-    """A kind of search, as a revision chooses one: ``ExactSearch.of``, ``GroupedSearch.of``, ``StoreSearch.of``."""
+    """A kind of search, as a revision chooses one: ``FaissSearch.of``, ``GroupedSearch.of``, ``StoreSearch.of``."""
 
     def __call__(self, store: BasePydanticVectorStore, space: SpaceOf) -> TableSearch | None:
         """The search of ``store``, or ``None`` where this kind does not serve it.

@@ -1,9 +1,11 @@
 """``RetrievalState``: what a query reads of one revision of an index, built once, swapped by the index.
 
-The index owns it (``PearlTableIndex.retrieval_state``): built on the first retrieval after a build or load,
-then built again by every update (``apply_change``, under the index's write lock) from the previous one, and
-swapped in with the change. Retrievers read it under the read lock and never write it; its lazy parts (BM25,
-join hints, scopes) and the query-embedding cache it hands on to the next state are safe under threads.
+The index owns it, through its revisions (``PearlTableIndex.revisions``,
+:class:`~llama_index_pearl.storage.revisions.Revisions`): built on the first retrieval after a build or load,
+then built again by every update (under the index's write lock) from the previous one, and swapped in with the
+change. The index hands it what it reads of one revision as a :class:`Revision`. Retrievers read it under the
+read lock and never write it; its lazy parts (BM25, join hints, scopes) and the query-embedding cache it hands on
+to the next state are safe under threads.
 
 It holds the revision's search (:mod:`~llama_index_pearl.retrieval.search`: the first of :data:`SEARCHES` that
 serves the index's vector store), which numbers the units; the scopes of filters; the answer step
@@ -15,11 +17,11 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
-from llama_index.core.schema import TextNode
+import networkx as nx
 from llama_index.core.vector_stores.types import BasePydanticVectorStore, MetadataFilters
 
 from llama_index_pearl.config import PearlConfig
@@ -27,7 +29,7 @@ from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.retrieval.answer import QuestionWords, SetAnswer
-from llama_index_pearl.retrieval.exact_search import ExactSearch
+from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.grouped_search import GroupedSearch
 from llama_index_pearl.retrieval.lexical import LexicalScorer
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
@@ -36,73 +38,81 @@ from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.store_search import StoreSearch
 from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.storage.revisions import Revisions
 
-__all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState"]
+__all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 
 WORD_CACHE_SIZE = 4096  # a question's content words not in the index's names, embedded once each
 
 # each kind of search says whether it serves a store; the first that does searches it (the last serves any store)
-SEARCHES: tuple[SearchKind, ...] = (ExactSearch.of, GroupedSearch.of, StoreSearch.of)
+SEARCHES: tuple[SearchKind, ...] = (FaissSearch.of, GroupedSearch.of, StoreSearch.of)
 
 
 class RetrievableIndex(IndexState, Protocol):
-    """What retrieval reads of an index (``PearlTableIndex`` is one); the retriever never imports the index."""
-
-    @property
-    def revision(self) -> int: ...
-
-    @property
-    def vector_store(self) -> BasePydanticVectorStore: ...
+    """What a retriever reads of an index (``PearlTableIndex`` is one); the retriever never imports the index."""
 
     @property
     def catalog(self) -> Catalog: ...
 
     @property
-    def config(self) -> PearlConfig: ...
+    def revisions(self) -> Revisions[RetrievalState]: ...
 
-    def unit(self, unit_id: str) -> TextNode | None: ...
 
-    def table_text(self, table_id: str) -> str: ...
+@dataclass(frozen=True, kw_only=True)
+class Revision:
+    """What a :class:`RetrievalState` reads of one revision of an index (the index hands it over, locked).
 
-    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]: ...
+    Args:
+        number: The revision: how many updates the index has applied.
+        table_ids: Every table, in the index's order.
+        catalog: The index's catalog (each table's text and source, each unit's kind, tables and question).
+        join_graph: The index's join graph.
+        vector_store: The store of the unit vectors; it chooses the search (:data:`SEARCHES`).
+        config: The index's settings (the set rule's bars).
+        table_text: A table's text for an LLM.
+        lexical_texts: What BM25 reads of each unit (read when no persisted BM25 index serves).
+        persisted_lexical: The BM25 index a loaded folder holds, ``None`` once the index changed.
+    """
 
-    def persisted_lexical(self) -> LexicalIndex | None: ...
-
-    def retrieval_state(self) -> RetrievalState: ...
-
-    def read_lock(self) -> AbstractContextManager[None]: ...
-
-    def aread_lock(self) -> AbstractAsyncContextManager[None]: ...
+    number: int
+    table_ids: list[str]
+    catalog: Catalog
+    join_graph: nx.Graph
+    vector_store: BasePydanticVectorStore
+    config: PearlConfig
+    table_text: Callable[[str], str]
+    lexical_texts: Callable[[Sequence[str]], list[str]]
+    persisted_lexical: Callable[[], LexicalIndex | None]
 
 
 class RetrievalState:
-    """The search, scopes, answer step and caches for retrieving from one revision of a :class:`RetrievableIndex`.
+    """The search, scopes, answer step and caches for retrieving from one revision of an index.
 
     Args:
-        index: The index, read once here (call with its read or write lock held).
+        revision: What the state reads of the revision, read once here (the index's read or write lock held).
         previous: The state of the previous revision: its query-embedding cache is reused.
     """
 
-    def __init__(self, index: RetrievableIndex, previous: RetrievalState | None = None) -> None:
-        self.revision = index.revision
-        catalog, order = index.catalog, list(index.catalog.units)
+    def __init__(self, revision: Revision, previous: RetrievalState | None = None) -> None:
+        self.revision = revision.number
+        catalog, order, table_ids = revision.catalog, list(revision.catalog.units), revision.table_ids
 
         def space(unit_ids: Sequence[str] | None) -> SearchSpace:
             units = order if unit_ids is None else unit_ids
             return SearchSpace(
-                units, list(index.tables), catalog.units, index.lexical_texts, index.persisted_lexical, order
+                units, list(table_ids), catalog.units, revision.lexical_texts, revision.persisted_lexical, order
             )
 
-        store = index.vector_store
+        store = revision.vector_store
         self.search: TableSearch = next(s for kind in SEARCHES if (s := kind(store, space)) is not None)
         self.space = self.search.space
         self.sources = dict(catalog.sources)
-        self._sources_in_index = len({self.sources.get(t) for t in index.tables})
-        self.nodes = ResultNodes(index.join_graph, index.table_text, self.sources)
+        self._sources_in_index = len({self.sources.get(t) for t in table_ids})
+        self.nodes = ResultNodes(revision.join_graph, revision.table_text, self.sources)
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
-        self.words = QuestionWords(self.space, index.table_text)
+        self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
-        self.set_rule = SetRule.of(index.config)
+        self.set_rule = SetRule.of(revision.config)
         self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns, self.scopes)
         self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
         self._lock = threading.Lock()

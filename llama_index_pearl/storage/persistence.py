@@ -58,12 +58,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
 
 from llama_index_pearl.config import PearlConfig
-from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.build import BuildReport, IndexParts
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.faiss_store import ID_MAP_FILE, PearlFaissStore
-from llama_index_pearl.corpus.stores import index_dimension, store_location
 from llama_index_pearl.joins import graph_from_json, graph_to_json
 from llama_index_pearl.storage.atomic import recoverable, remove_stale, swap_in, temporary_sibling
 from llama_index_pearl.storage.catalog_files import (
@@ -87,6 +84,9 @@ from llama_index_pearl.storage.integrity import (
 from llama_index_pearl.storage.snapshot import FolderReplaced, FolderSnapshot
 from llama_index_pearl.storage.table_records import LazyTables, write_tables_file
 from llama_index_pearl.storage.unit_stores import DOCSTORE, FAISS_FILE, INDEX_STORE, OpenedStores
+from llama_index_pearl.store.any_store import index_dimension, store_location
+from llama_index_pearl.store.faiss_store import ID_MAP_FILE, PearlFaissStore
+from llama_index_pearl.store.hnsw import HnswSettings
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import (
     embed_model_name,
@@ -344,7 +344,7 @@ def _load(
         spec = manifest["generator"]
         if spec is not None and not isinstance(spec, dict):
             raise IndexFileError(folder / MANIFEST, f"field 'generator' must be an object or null, got {spec!r:.80}")
-    stores = OpenedStores(snapshot, manifest, model, storage_context, ApproximateSearch.of(config))
+    stores = OpenedStores(snapshot, manifest, model, storage_context, HnswSettings.of(config))
     catalog = read_catalog(folder / CATALOG, snapshot.json(CATALOG), manifest["n_tables"], manifest["n_units"])
     catalog.columns = _column_vectors(snapshot, manifest, catalog)
     graph = _read_graph(snapshot, set(catalog.texts))

@@ -1,7 +1,7 @@
 """The stores of a loaded index folder: its vector store at load, LlamaIndex's stores of its units when first needed.
 
 Both are read from the files the :class:`~llama_index_pearl.storage.snapshot.FolderSnapshot` of the load holds
-(FAISS reads the bytes of its file once :mod:`~llama_index_pearl.corpus.faiss_file` has checked them, never a
+(FAISS reads the bytes of its file once :mod:`~llama_index_pearl.store.faiss_file` has checked them, never a
 path), and checked against the catalog, the tables and each other. :class:`IndexUnits` is the index's side of
 it: its units and their vector index, given by a build, or read the first time either is needed after a load.
 
@@ -21,14 +21,15 @@ from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.storage.index_store import SimpleIndexStore
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.corpus.approximate import ApproximateSearch
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
-from llama_index_pearl.corpus.embedding import KeepUnitsWhole
-from llama_index_pearl.corpus.faiss_store import ID_MAP_FILE, PearlFaissStore
-from llama_index_pearl.corpus.stores import store_dimension
+from llama_index_pearl.corpus.units import lexical_text
 from llama_index_pearl.storage.catalog_files import CATALOG
 from llama_index_pearl.storage.integrity import IndexFileError, check_units, check_vector_ids, reading
 from llama_index_pearl.storage.snapshot import FolderSnapshot
+from llama_index_pearl.store.any_store import store_dimension
+from llama_index_pearl.store.embedding import KeepUnitsWhole
+from llama_index_pearl.store.faiss_store import ID_MAP_FILE, PearlFaissStore
+from llama_index_pearl.store.hnsw import HnswSettings
 
 __all__ = ["DOCSTORE", "FAISS_FILE", "INDEX_STORE", "IndexUnits", "OpenedStores"]
 
@@ -54,7 +55,7 @@ class OpenedStores:
         manifest: dict[str, Any],
         model: BaseEmbedding,
         storage_context: StorageContext | None,
-        approximate: ApproximateSearch | None = None,
+        approximate: HnswSettings | None = None,
     ) -> None:
         self._snapshot = snapshot
         self._folder = snapshot.folder
@@ -179,3 +180,8 @@ class IndexUnits:
                     self._units = {u.node_id: u for u in units}
         assert self._vector_index is not None
         return self._vector_index, self._units
+
+    def lexical_texts(self, unit_ids: Sequence[str]) -> list[str]:
+        """What BM25 reads of each unit (its embedded text and the rows it leaves out); ``""`` for an id not held."""
+        units = self.opened()[1]
+        return [lexical_text(units[u]) if u in units else "" for u in unit_ids]

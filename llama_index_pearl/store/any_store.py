@@ -1,11 +1,11 @@
 """What PEARL reads of any LlamaIndex vector store, and how it deletes from one.
 
-The default store (:class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`) answers through its own
+The default store (:class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`) answers through its own
 methods; any other store (Qdrant, pgvector, Milvus, Chroma...) through what LlamaIndex's store classes expose:
 the vectors' dimension (:func:`store_dimension`), where the vectors are kept, for the manifest
 (:func:`store_location`), and the deletion of units (:func:`delete_units`).
 
-Pipeline step: corpus (docs/architecture.md).
+Pipeline step: store (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore
+from llama_index_pearl.store.faiss_store import PearlFaissStore
 
 __all__ = ["delete_units", "index_dimension", "store_dimension", "store_location", "unit_vectors"]
 

@@ -1,16 +1,16 @@
 """The default store's search: its vectors read in process, tables max-pooled exactly.
 
-The default store (:class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`) is searched through its
-:class:`~llama_index_pearl.corpus.approximate.StoreView`: one top-n search, ties settled from the stored vectors
+The default store (:class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`) is searched through its
+:class:`~llama_index_pearl.store.view.StoreView`: one top-n search, ties settled from the stored vectors
 of the tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare case the
 top-n cannot decide (fewer than k tables, or a tie at its last score), or when lexical evidence is added,
 one pass scoring every stored vector, its best units pooled
 (:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`). Past ``PearlConfig.approximate_from`` units
-the store is an HNSW graph (:mod:`~llama_index_pearl.corpus.approximate`): the top-n comes from the graph,
+the store is an HNSW graph (:mod:`~llama_index_pearl.store.hnsw`): the top-n comes from the graph,
 widened by every unit of the first k tables it names
 (:meth:`~llama_index_pearl.retrieval.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
 scores; that pass scores only those units and the lexically best ones. A scope's units are scored exactly
-whatever the store. Tables outside a ranking are scored from their own stored vectors (:meth:`ExactSearch.score`).
+whatever the store. Tables outside a ranking are scored from their own stored vectors (:meth:`FaissSearch.score`).
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -22,18 +22,18 @@ from collections.abc import Sequence
 import numpy as np
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.corpus.approximate import StoreView
-from llama_index_pearl.corpus.faiss_store import PearlFaissStore
 from llama_index_pearl.retrieval.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
 from llama_index_pearl.retrieval.scope import Scope
 from llama_index_pearl.retrieval.search import Question, Ranked, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.store.faiss_store import PearlFaissStore
+from llama_index_pearl.store.view import StoreView
 
-__all__ = ["APPROXIMATE_CANDIDATES", "ExactSearch"]
+__all__ = ["APPROXIMATE_CANDIDATES", "FaissSearch"]
 
 APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, where the exact store scores all
 
 
-class ExactSearch:
+class FaissSearch:
     """The search of a :class:`PearlFaissStore` (one :class:`~llama_index_pearl.retrieval.search.TableSearch`).
 
     Args:
@@ -46,7 +46,7 @@ class ExactSearch:
         self.space = space
 
     @classmethod
-    def of(cls, store: BasePydanticVectorStore, space: SpaceOf) -> ExactSearch | None:
+    def of(cls, store: BasePydanticVectorStore, space: SpaceOf) -> FaissSearch | None:
         """The search of the default store, its units numbered in store order; ``None`` for another store."""
         if not isinstance(store, PearlFaissStore):
             return None

@@ -21,7 +21,7 @@ Only then does FAISS read the checked bytes (through a reader of them: no path i
 fields, ``is_trained`` one byte, ``metric_type`` int32) after each four-letter code, vectors as a uint64
 count followed by the values, little-endian.
 
-Pipeline step: corpus (docs/architecture.md).
+Pipeline step: store (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :class:`PearlFaissStore` holds exact inner products (``IndexFlatIP``, so inner product equals cosine on normalised
 vectors) behind an ``IndexIDMap2``, so units can be deleted by node id for incremental indexing; from a unit
 count on (``PearlConfig.approximate_from``) an HNSW graph over the same vectors
-(:mod:`~llama_index_pearl.corpus.approximate`).
+(:mod:`~llama_index_pearl.store.hnsw`).
 LlamaIndex's ``FaissMapVectorStore`` uses ``ntotal`` as the next FAISS id, which
 collides with a live id after a delete; this subclass draws ids from a monotonic
 counter persisted with the id map (JSON), and adds vectors in one batch. What retrieval and persistence
@@ -11,7 +11,7 @@ need of its FAISS internals are methods: :meth:`PearlFaissStore.view` (the vecto
 order, what retrieval searches), :meth:`~PearlFaissStore.id_map` and :meth:`~PearlFaissStore.vectors_of`; no other
 module reads its private attributes.
 
-Pipeline step: corpus (docs/architecture.md).
+Pipeline step: store (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
 from llama_index.vector_stores.faiss import FaissMapVectorStore
 
-from llama_index_pearl.corpus.approximate import ApproximateSearch, StoreView, graph_of
-from llama_index_pearl.corpus.faiss_file import read_faiss_store
+from llama_index_pearl.store.faiss_file import read_faiss_store
+from llama_index_pearl.store.hnsw import HnswSettings, graph_of
+from llama_index_pearl.store.view import StoreView
 
 __all__ = ["ID_MAP_FILE", "PearlFaissStore", "new_faiss_store"]
 
@@ -39,14 +40,14 @@ class PearlFaissStore(FaissMapVectorStore):
     """FAISS store with deletes: ``IndexIDMap2`` over ``IndexFlatIP`` (exact), monotonic ids.
 
     Past ``approximate.from_units`` units its vectors move into an HNSW graph
-    (:mod:`~llama_index_pearl.corpus.approximate`); below it nothing differs.
+    (:mod:`~llama_index_pearl.store.hnsw`); below it nothing differs.
 
     Args:
         faiss_index: A ``faiss.IndexIDMap2`` (use :func:`new_faiss_store` for a new one).
     """
 
     _next_id: int = PrivateAttr(default=0)
-    _approximate: ApproximateSearch | None = PrivateAttr(default=None)
+    _approximate: HnswSettings | None = PrivateAttr(default=None)
 
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         """Add nodes with embeddings; each gets a FAISS id never used before in this store."""
@@ -105,7 +106,7 @@ class PearlFaissStore(FaissMapVectorStore):
         """Vectors of deleted units still in an HNSW graph (0 for the exact store)."""
         return int(self._faiss_index.ntotal) - len(self._node_id_to_faiss_id_map)
 
-    def approximate(self, settings: ApproximateSearch | None) -> None:
+    def approximate(self, settings: HnswSettings | None) -> None:
         """Search approximately from ``settings.from_units`` units on (``None``: always exact); applied now."""
         self._approximate = settings
         graph = graph_of(self._faiss_index)
@@ -132,7 +133,7 @@ class PearlFaissStore(FaissMapVectorStore):
         ):
             self._rebuild(settings)
 
-    def _rebuild(self, settings: ApproximateSearch) -> None:
+    def _rebuild(self, settings: HnswSettings) -> None:
         live = np.asarray(sorted(self._faiss_id_to_node_id_map), dtype=np.int64)
         vectors = self._faiss_index.reconstruct_batch(live) if len(live) else np.zeros((0, self._faiss_index.d))
         self._faiss_index = settings.graph(vectors, live)
@@ -165,9 +166,7 @@ class PearlFaissStore(FaissMapVectorStore):
         return StoreView(self._faiss_index, self._node_id_to_faiss_id_map)
 
     @classmethod
-    def from_files(
-        cls, faiss_path: str, id_map_path: str, approximate: ApproximateSearch | None = None
-    ) -> PearlFaissStore:
+    def from_files(cls, faiss_path: str, id_map_path: str, approximate: HnswSettings | None = None) -> PearlFaissStore:
         """Read a store written by :meth:`persist` (FAISS binary + JSON; no pickle), checked as :meth:`from_bytes` does.
 
         Raises:
@@ -191,7 +190,7 @@ class PearlFaissStore(FaissMapVectorStore):
         names: tuple[str, str],
         dimension: int | None = None,
         units: int | None = None,
-        approximate: ApproximateSearch | None = None,
+        approximate: HnswSettings | None = None,
     ) -> PearlFaissStore:
         """A store from the bytes of its two files, each checked before FAISS reads it (:mod:`.faiss_file`).
 
@@ -217,7 +216,7 @@ class PearlFaissStore(FaissMapVectorStore):
         return store
 
 
-def new_faiss_store(dim: int, approximate: ApproximateSearch | None = None) -> PearlFaissStore:
+def new_faiss_store(dim: int, approximate: HnswSettings | None = None) -> PearlFaissStore:
     """A new empty :class:`PearlFaissStore` of dimension ``dim``: exact, an HNSW graph from ``approximate.from_units``
     units on (``None``: always exact)."""
     import faiss
@@ -227,7 +226,7 @@ def new_faiss_store(dim: int, approximate: ApproximateSearch | None = None) -> P
     return store
 
 
-def _graph_settings(index: Any) -> ApproximateSearch:
+def _graph_settings(index: Any) -> HnswSettings:
     """The settings an HNSW graph was built with (a store loaded without the build's settings)."""
     graph = graph_of(index)
-    return ApproximateSearch(0, graph.hnsw.nb_neighbors(1), graph.hnsw.efConstruction, graph.hnsw.efSearch)
+    return HnswSettings(0, graph.hnsw.nb_neighbors(1), graph.hnsw.efConstruction, graph.hnsw.efSearch)

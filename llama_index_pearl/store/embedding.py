@@ -5,7 +5,7 @@ any store. A build stores its units in a new store (:func:`build_vector_index`: 
 the caller's ``storage_context`` names another); an insert embeds its units for the block in which the index
 adds them (:func:`embedded`).
 
-Pipeline step: corpus (docs/architecture.md).
+Pipeline step: store (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import BaseNode, TextNode, TransformComponent
 
-from llama_index_pearl.corpus.approximate import ApproximateSearch
-from llama_index_pearl.corpus.faiss_store import new_faiss_store
+from llama_index_pearl.store.faiss_store import new_faiss_store
+from llama_index_pearl.store.hnsw import HnswSettings
 
 __all__ = ["KeepUnitsWhole", "build_vector_index", "embedded", "normalise"]
 
@@ -41,7 +41,7 @@ def build_vector_index(
     embed_model: BaseEmbedding,
     storage_context: StorageContext | None = None,
     show_progress: bool = False,
-    approximate: ApproximateSearch | None = None,
+    approximate: HnswSettings | None = None,
 ) -> VectorStoreIndex:
     """Embed units once (normalised) and store them; default store is FAISS IP, exact below ``approximate``.
 
@@ -49,7 +49,7 @@ def build_vector_index(
         units: The units.
         embed_model: The encoder.
         storage_context: Where the vectors go; ``None``: a new
-            :class:`~llama_index_pearl.corpus.faiss_store.PearlFaissStore`.
+            :class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`.
         show_progress: Show the encoder's progress bar.
         approximate: When the default store turns into an HNSW graph (``None``: never).
     """
