@@ -239,7 +239,7 @@ def _line(bench: str, mode: str, rule: str, metrics: dict) -> str:
         for g in ("1 table", "2 tables", "3 tables", "4+ tables")
         if g in metrics
     )
-    if "Set" not in row:
+    if "NeededPrecision" not in row:
         return f"{bench:16s} {mode:4s} {rule:28s} R@2 {row['R@2']:.2f} C@5 {row['C@5']:.2f}"
     return (
         f"{bench:16s} {mode:4s} {rule:28s} Set {row['Set']:5.1f} size {row['SetSize']:.2f}/{row['GoldSize']:.2f} "
