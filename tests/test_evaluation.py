@@ -90,3 +90,26 @@ def test_source_at_1_is_whether_the_set_lies_within_the_questions_database():
     sources = {"a": "shop", "b": "shop", "z": "zoo"}
     metrics = evaluate_sets(queries, [["a"], ["b", "z"]], sources=sources)
     assert metrics["all"]["Source@1"] == 50.0
+
+
+def test_a_benchmark_table_file_holding_a_link_path_is_read_from_the_file_it_names(tmp_path):
+    """A symbolic link that a copy wrote as text (business_words links real_schemas' tables)."""
+    from llama_index_pearl.evaluation.benchmark import load_benchmark
+
+    (tmp_path / "schema").mkdir()
+    (tmp_path / "schema" / "shop__orders.csv").write_text("order_id,customer_id\n", encoding="utf-8")
+    bench = tmp_path / "bench"
+    (bench / "tables").mkdir(parents=True)
+    (bench / "tables" / "shop__orders.csv").write_text("../../schema/shop__orders.csv", encoding="utf-8")
+    (bench / "tables_meta.jsonl").write_text(
+        '{"id": "shop__orders", "db": "shop", "table": "orders", "columns": ["order_id", "customer_id"],'
+        ' "column_types": ["integer", "integer"]}\n',
+        encoding="utf-8",
+    )
+    (bench / "queries.jsonl").write_text(
+        '{"id": "q1", "question": "How many orders?", "gold_tables": ["shop__orders"], "db": "shop"}\n',
+        encoding="utf-8",
+    )
+    (table,) = load_benchmark(bench).tables
+    assert table.id == "shop__orders" and table.columns == ["order_id", "customer_id"]
+    assert [str(t) for t in table.df.dtypes] == ["Int64", "Int64"]

@@ -7,7 +7,8 @@ import json
 import pytest
 from embeddings import TrigramEmbedding
 
-from llama_index_pearl.evaluation.join_discovery import evaluate_join_discovery, format_join_report, sql_type_dtype
+from llama_index_pearl.evaluation.bench_tables import sql_type_dtype
+from llama_index_pearl.evaluation.join_discovery import evaluate_join_discovery, format_join_report
 from llama_index_pearl.joins.conventions import by_convention, convention_class
 
 

@@ -108,6 +108,14 @@ def test_every_candidate_keeps_its_confidence_and_a_bridge_is_as_sure_as_bridges
     assert chosen.confidence["gig"] == 0.6
 
 
+def test_a_bridge_is_never_surer_than_the_tables_it_joins():
+    """``venue`` may be needed at 0.31: the link table ``gig`` that joins it to the set is no surer than that."""
+    confidence = {"artist": 0.9, "venue": 0.31, "label": 0.02, "gig": 0.05}
+    chosen = choose_table_set(GIGS, confidence, "artist", _gigs(), SetRule(needed=0.5, maybe=0.12))
+    assert chosen.tiers["gig"] is MAYBE and chosen.reasons["gig"] is BRIDGE
+    assert chosen.confidence["gig"] == 0.31
+
+
 def test_the_set_comes_first_then_the_ranking():
     chosen = TableSet(("venue", "gig"), {"venue": MATCHED, "gig": BRIDGE})
     assert set_first(["artist", "venue", "label", "gig"], chosen) == ["venue", "gig", "artist", "label"]

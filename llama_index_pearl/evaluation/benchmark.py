@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from llama_index_pearl.evaluation.bench_tables import declare_types, read_bench_tables
 from llama_index_pearl.store.any_store import unit_vectors
-from llama_index_pearl.tables.inputs import read_table_file
 from llama_index_pearl.tables.table import Table
 
 __all__ = [
@@ -105,9 +105,9 @@ def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bo
     meta = _read_jsonl(folder / "tables_meta.jsonl") if (folder / "tables_meta.jsonl").exists() else []
     meta_by_id = {m["id"]: m for m in meta}
     tables = []
-    for path in sorted((folder / "tables").glob("*.csv")):
-        table = read_table_file(path)
+    for table in read_bench_tables(folder / "tables"):
         info = meta_by_id.get(table.id, {})
+        declare_types(table, info)
         # the unified pool prefixes ids with the database; the table's own name reads better
         table.name = info.get("table") or table.id
         table.source = str(info["db"]) if provenance and info.get("db") else None

@@ -10,18 +10,18 @@ Pipeline step: evaluation (docs/architecture.md).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_index_pearl.evaluation.bench_tables import declare_types, read_bench_tables
 from llama_index_pearl.foundations.timing import stage
 from llama_index_pearl.joins.conventions import by_convention
 from llama_index_pearl.joins.discovery import TAU_2, JoinDiscovery, discover_join_paths
 from llama_index_pearl.joins.scoring import DEFAULT_CROSS_SOURCE
-from llama_index_pearl.tables.table import Table, normalize_column_name
+from llama_index_pearl.tables.table import normalize_column_name
 
 __all__ = ["evaluate_join_discovery", "format_join_report", "prf", "score_discovery"]
 
@@ -75,40 +75,6 @@ def _meta(bench_dir: Path) -> dict[str, dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
     return {str(r["id"]): r for r in rows}
-
-
-_SQL_INT = re.compile(r"^(big|small|tiny|medium)?(int|integer|serial)\d*$|^(number|numeric|decimal)(\(\d+(,\s*0)?\))?$")
-_SQL_FLOAT = re.compile(r"^(float|real|double|money|smallmoney)|^(number|numeric|decimal)\(\d+,\s*[1-9]")
-_SQL_DATE = re.compile(r"^(date|time|timestamp|datetime|smalldatetime)")
-_SQL_TEXT = re.compile(r"^n?(var)?char|^n?text|^character|^uuid|^uniqueidentifier|^string|^clob|^citext")
-
-
-def sql_type_dtype(declared: str) -> str | None:
-    """The pandas dtype of a column a DDL declares as ``declared``; ``None`` for types no join reads.
-
-    Args:
-        declared: A SQL type as written, e.g. ``"INTEGER"``, ``"[nvarchar](3)"``, ``"NUMBER(6)"``.
-    """
-    text = re.sub(r"[\[\]\"]", "", declared).strip().lower()
-    text = re.sub(r"\s+", " ", text).replace(" (", "(")
-    if _SQL_INT.match(text):
-        return "Int64"
-    if _SQL_FLOAT.match(text):
-        return "Float64"
-    if _SQL_DATE.match(text):
-        return "datetime64[ns]"
-    return "string" if _SQL_TEXT.match(text) else None
-
-
-def _declare_types(table: Table, info: dict[str, Any]) -> None:
-    """Give a header-only table the column types its metadata declares (its rows cannot say)."""
-    names, types = info.get("columns") or [], info.get("column_types") or []
-    if len(table.df) or len(names) != len(types):
-        return
-    declared = {name: sql_type_dtype(str(kind)) for name, kind in zip(names, types, strict=True)}
-    dtypes = {c: declared[c] for c in table.columns if declared.get(c)}
-    if dtypes:
-        table.df = table.df.astype(dtypes)
 
 
 def _pairs(column_pairs: Iterable[tuple[str, str, str, str]]) -> tuple[set[Pair], set[Pair]]:
@@ -197,17 +163,15 @@ def evaluate_join_discovery(
         ``implicit_table_pairs`` (implicit edges with f >= tau_2 vs the same gold),
         ``n_paths``, ``stage_seconds`` and ``seconds`` (total).
     """
-    from llama_index_pearl.tables.inputs import load_tables
-
     bench_dir = Path(bench_dir)
     seconds: dict[str, float] = {}
     with stage(seconds, "total"):
-        tables = load_tables(bench_dir / "tables")
+        tables = read_bench_tables(bench_dir / "tables")
         meta = _meta(bench_dir)
         for table in tables:
             info = meta.get(table.id, {})
             table.source = str(info["db"]) if provenance and info.get("db") else None
-            _declare_types(table, info)
+            declare_types(table, info)
         result = discover_join_paths(
             tables, embed_model, budget=budget, use_declared=use_declared, cross_source_joins=cross_source_joins
         )

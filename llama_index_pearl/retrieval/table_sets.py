@@ -83,7 +83,8 @@ class SetRule:
         coverage: Score the seed gains for holding all of the question's coverable words (its share times this).
         bridges: At most this many tables between a table that comes in and the set.
         bridge_confidence: How often a bridge of the needed tables is needed (measured on every dev set): a
-            bridge's confidence is the larger of this and its own.
+            bridge's confidence is the larger of its own and this, capped by the two tables it joins (a link is
+            never surer than what it links).
         confidence: The model of the confidence.
     """
 
@@ -226,9 +227,12 @@ class _Growth:
             _, _, table, path = min(reachable)
             left.remove(table)
             self._add(table, SetReason.MATCHED, tier)
-            for bridge in path:
+            *between, member = path
+            linked = min(self.confidence.get(table, 0.0), self.confidence.get(member, 0.0))
+            for bridge in between:
                 if bridge not in self.reasons:
-                    self.confidence[bridge] = max(self.confidence.get(bridge, 0.0), self.rule.bridge_confidence)
+                    lent = min(self.rule.bridge_confidence, linked)
+                    self.confidence[bridge] = max(self.confidence.get(bridge, 0.0), lent)
                     self._add(bridge, SetReason.BRIDGE, tier)
                     if bridge in left:
                         left.remove(bridge)
@@ -242,7 +246,8 @@ class _Growth:
 
     def _path(self, table: str, members: Sequence[str]) -> tuple[str, ...] | None:
         """The tables between ``table`` and the nearest member on a shortest path of the join graph, the one whose
-        joins are strongest; ``()`` when it joins a member; ``None`` when no path of at most ``bridges`` does."""
+        joins are strongest, then that member; ``(member,)`` when it joins a member; ``None`` when no path of at
+        most ``bridges`` does."""
         if table not in self.graph:
             return None
         lengths = nx.single_source_shortest_path_length(self.graph, table, cutoff=self.rule.bridges + 1)
@@ -251,10 +256,10 @@ class _Growth:
             return None
         nearest = min(lengths[m] for m in reached)
         if nearest == 1:
-            return ()
+            return (min(m for m in reached if lengths[m] == 1),)
         paths = [p for m in sorted(reached) if lengths[m] == nearest for p in _shortest_paths(self.graph, table, m)]
         best = max(paths, key=lambda p: (self._strength(p), sum(self.scores.get(t, 0.0) for t in p[1:-1]), p))
-        return tuple(best[1:-1])
+        return tuple(best[1:])
 
     def _strength(self, path: Sequence[str]) -> float:
         """A path's weakest join (its joins' scores f)."""
