@@ -143,3 +143,18 @@ def test_a_line_of_tables_meta_that_is_not_json_is_named_by_its_file_and_line(tm
     (folder / "tables_meta.jsonl").write_text('{"id": "zoo__animal", "db": "zoo"}\n{"id": "shop__orders", db: 8}\n')
     assert main(["eval", str(folder), "--method", "bm25"]) == 2
     assert f"{folder / 'tables_meta.jsonl'} line 2: not JSON" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("id", None, '"id" must be a string or a whole number, not null'),
+        ("question", 7, '"question" must be a string, not a number (7)'),
+        ("db", ["shop"], '"db" must be a database\'s name, not a list'),
+        ("sql", True, '"sql" must be a string, not true'),
+    ],
+)
+def test_a_field_of_the_wrong_json_type_is_an_error_naming_its_line(tmp_path, capsys, field, value, said):
+    folder = _folder(tmp_path, json.dumps(FIRST), json.dumps({**SECOND, field: value}))
+    assert main(["eval", str(folder), "--method", "bm25"]) == 2
+    assert f"queries.jsonl line 2: {said}" in _one_line_error(capsys)

@@ -24,6 +24,14 @@ __all__ = ["BenchQuery", "Benchmark", "load_benchmark", "read_jsonl"]
 logger = logging.getLogger(__name__)
 
 NAMED_AT_MOST = 5  # unknown gold tables a message names before "and N more"
+SHOWN_CHARS = 40  # of a string a message quotes
+# a question's fields of one JSON type: (the Python types json gives, what the message says is meant)
+FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "id": ((str, int), "a string or a whole number"),
+    "question": ((str,), "a string"),
+    "db": ((str, int, type(None)), "a database's name"),
+    "sql": ((str, type(None)), "a string"),
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,13 @@ class BenchQuery:
 
 @dataclass
 class Benchmark:
-    """A benchmark folder's name, tables and questions."""
+    """A benchmark folder, read.
+
+    Args:
+        name: The folder's name.
+        tables: Its tables (``tables/*.csv``), their titles and provenance from ``tables_meta.jsonl``.
+        queries: Its questions, in the order of ``queries.jsonl``.
+    """
 
     name: str
     tables: list[Table]
@@ -93,6 +107,12 @@ def load_benchmark(
 
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Each JSON object of a JSONL file with its line (1-based; blank lines skipped but counted, a BOM read).
+
+    Args:
+        path: The file (``queries.jsonl``, ``tables_meta.jsonl``).
+
+    Returns:
+        ``(line, object)`` of each line that is not blank.
 
     Raises:
         ValueError: A line is not UTF-8, not JSON, or not an object; the message names the file and the line.
@@ -149,19 +169,16 @@ def _question(fields: dict[str, Any], where: str, line: int) -> BenchQuery:
     for needed in ("id", "question", "gold_tables"):
         if needed not in fields:
             raise ValueError(f'{where}: no "{needed}" (a question is {{"id", "question", "gold_tables": [...]}})')
-    question = fields["question"]
-    if not isinstance(question, str):
-        raise ValueError(f'{where}: "question" must be a string, not {_json_kind(question)}')
-    if not question.strip():
+    for name, (kinds, meant) in FIELD_TYPES.items():
+        value = fields.get(name)
+        if not isinstance(value, kinds) or isinstance(value, bool):  # JSON's true is no number
+            raise ValueError(f'{where}: "{name}" must be {meant}, not {_json_kind(value)}')
+    if not fields["question"].strip():
         raise ValueError(f'{where}: "question" is blank')
     gold = _gold_tables(fields["gold_tables"], where)
-    db, sql = fields.get("db"), fields.get("sql")
-    if not isinstance(db, (str, int, type(None))) or isinstance(db, bool):
-        raise ValueError(f'{where}: "db" must name a database (a string), not {_json_kind(db)}')
-    if not isinstance(sql, (str, type(None))):
-        raise ValueError(f'{where}: "sql" must be a string, not {_json_kind(sql)}')
     n_tables = _table_count(fields.get("hops", len(gold)), where)
-    return BenchQuery(str(fields["id"]), question, gold, n_tables, db=_database(db), sql=sql, line=line)
+    db = _database(fields.get("db"))
+    return BenchQuery(str(fields["id"]), fields["question"], gold, n_tables, db=db, sql=fields.get("sql"), line=line)
 
 
 def _gold_tables(value: Any, where: str) -> tuple[str, ...]:
@@ -226,5 +243,5 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"a number ({value})"
     if isinstance(value, str):
-        return f"a string ({json.dumps(value)})"
+        return f"a string ({json.dumps(value[:SHOWN_CHARS])}{'...' if len(value) > SHOWN_CHARS else ''})"
     return "a list" if isinstance(value, list) else "an object"
