@@ -83,8 +83,8 @@ def load_benchmark(
             (FeTaQA) as table titles.
         provenance: Set each table's ``source`` to its ``db`` field; ``False`` gives
             the paper's unified pool, where nothing tells the databases apart.
-        strict: A gold table that is no table of the folder is an error (``False``: one warning names each, and
-            the question counts it as missed).
+        strict: A gold table that is no table of the folder is an error (``False``: one warning names them, and
+            each question counts them as missed).
 
     Raises:
         ValueError: The folder lacks ``tables`` or ``queries.jsonl``, a line of a JSONL file is no JSON object or
