@@ -85,7 +85,8 @@ class PearlConfig:
             (a dict or :class:`~llama_index_pearl.tables.files.CsvOptions`); detected
             per file where not given.
         strict: Stop at the first table file that cannot be read (``False``: skip it
-            with one warning naming it and why; the build report lists it).
+            with one warning naming it and why; the build report lists it). ``pearl eval`` reads a benchmark's
+            gold tables the same way: one that is no table of the folder is an error (``False``: a warning).
         skip_bad_lines: Skip the rows of a CSV file that hold more fields than its header (pandas'
             ``on_bad_lines="skip"``), with one warning naming the file and how many, counted in the build report
             (``bad_lines``); ``False``: such a row makes the file unreadable (skipped, or an error with ``strict``).
@@ -149,7 +150,8 @@ class PearlConfig:
     strict: bool = option(
         False,
         "reading",
-        "stop at the first table file that cannot be read (default: skip it with a warning naming it)",
+        "stop at the first table file that cannot be read, and (pearl eval) at a gold table that is no table of the "
+        "folder (default: a warning naming it; the file is skipped, the gold table counted as missed)",
         persist=False,
         update=True,
     )

@@ -24,19 +24,18 @@ from llama_index_pearl.corpus.build import serializer_for
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
 from llama_index_pearl.evaluation.ablations import Ablation, ablation_fields, build_ablated
 from llama_index_pearl.evaluation.benchmark import (
-    Benchmark,
     anchor_metrics,
     evaluate_rankings,
     evaluate_sets,
     evaluate_slot_rankings,
     format_beside,
     format_metrics,
-    load_benchmark,
     ranking_depth,
     slot_rankings,
     time_queries,
     unit_vectors,
 )
+from llama_index_pearl.evaluation.benchmark_folder import Benchmark, load_benchmark
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.text.models import resolve_embed_model
@@ -64,7 +63,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     per_database = getattr(args, "per_database", False)
     if per_database and not args.provenance:
         raise ValueError("--per-database asks each question within its database: drop --no-provenance")
-    bench = load_benchmark(args.bench_dir, titles=built.config.include_titles, provenance=args.provenance)
+    bench = load_benchmark(
+        args.bench_dir, titles=built.config.include_titles, provenance=args.provenance, strict=built.config.strict
+    )
+    if not bench.queries:  # a table of zeros would read as a measurement
+        raise ValueError(f"{Path(args.bench_dir) / 'queries.jsonl'} holds no questions: nothing to measure")
     if per_database:
         _check_databases(bench)
     depth = ranking_depth(bench.queries, ks)

@@ -1,8 +1,7 @@
-"""Benchmark folders and retrieval metrics (``pearl eval``).
+"""Retrieval metrics of a benchmark's questions (``pearl eval``).
 
-The benchmark format is described in ``shared/bench/README.md``: ``tables/<id>.csv``,
-``tables_meta.jsonl``, ``queries.jsonl`` (and ``joins.jsonl``, which retrieval never
-reads). Metrics are pure functions over ranked table ids:
+A benchmark folder is read by :mod:`~llama_index_pearl.evaluation.benchmark_folder` (its names are
+re-exported here). Metrics are pure functions over ranked table ids:
 
 - R@k: |G ∩ top-k| / |G|, averaged over questions;
 - C@k (complete recall): share of questions with G ⊆ top-k;
@@ -22,18 +21,14 @@ Pipeline step: evaluation (docs/architecture.md).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from llama_index_pearl.evaluation.bench_tables import declare_types, read_bench_tables
+from llama_index_pearl.evaluation.benchmark_folder import Benchmark, BenchQuery, load_benchmark
 from llama_index_pearl.store.any_store import unit_vectors
-from llama_index_pearl.tables.table import Table
 
 __all__ = [
     "ANCHOR_METRICS",
@@ -58,92 +53,6 @@ __all__ = [
 
 DEFAULT_KS = (1, 2, 5, 10)
 SPARE_TABLES = 2  # C@G+2: complete within the gold tables and two more
-
-
-@dataclass(frozen=True)
-class BenchQuery:
-    """One question of a benchmark.
-
-    Args:
-        id: Its id.
-        question: The question.
-        gold_tables: The tables that answer it.
-        n_tables: How many tables it needs (the benchmark's ``hops`` field; default: its gold tables).
-        db: Its database, where the benchmark says.
-        sql: Its gold SQL (SQL benchmarks): join-hint scoring reads its join conditions.
-    """
-
-    id: str
-    question: str
-    gold_tables: tuple[str, ...]
-    n_tables: int
-    db: str | None = None
-    sql: str | None = None
-
-
-@dataclass
-class Benchmark:
-    name: str
-    tables: list[Table]
-    queries: list[BenchQuery]
-
-
-def load_benchmark(bench_dir: str | Path, *, titles: bool = True, provenance: bool = True) -> Benchmark:
-    """Read a benchmark folder (tables, metadata, questions; never ``joins.jsonl``).
-
-    Args:
-        bench_dir: The folder.
-        titles: Attach ``page_title``/``section_title`` from ``tables_meta.jsonl``
-            (FeTaQA) as table titles.
-        provenance: Set each table's ``source`` to its ``db`` field; ``False`` gives
-            the paper's unified pool, where nothing tells the databases apart.
-    """
-    folder = Path(bench_dir)
-    for needed in ("tables", "queries.jsonl"):
-        if not (folder / needed).exists():
-            raise ValueError(f"{str(folder)!r} is not a benchmark folder: {needed} is missing")
-    meta = _read_jsonl(folder / "tables_meta.jsonl") if (folder / "tables_meta.jsonl").exists() else []
-    meta_by_id = {m["id"]: m for m in meta}
-    tables = []
-    for table in read_bench_tables(folder / "tables"):
-        info = meta_by_id.get(table.id, {})
-        declare_types(table, info)
-        # the unified pool prefixes ids with the database; the table's own name reads better
-        table.name = info.get("table") or table.id
-        table.source = str(info["db"]) if provenance and info.get("db") else None
-        table.column_descriptions = _column_descriptions(info, table.columns)
-        if titles:
-            parts = [info.get("page_title"), info.get("section_title")]
-            table.title = " - ".join(p for p in parts if p) or None
-        tables.append(table)
-    queries = [
-        BenchQuery(
-            str(q["id"]),
-            q["question"],
-            tuple(q["gold_tables"]),
-            int(q.get("hops", len(q["gold_tables"]))),
-            db=q.get("db"),
-            sql=q.get("sql"),
-        )
-        for q in _read_jsonl(folder / "queries.jsonl")
-    ]
-    return Benchmark(folder.name, tables, queries)
-
-
-def _column_descriptions(info: dict[str, Any], columns: list[str]) -> dict[str, str]:
-    """``column_descriptions`` of a table's metadata: a list beside ``columns``, or an object by column name."""
-    given = info.get("column_descriptions")
-    if isinstance(given, list):
-        named = info.get("columns", columns)
-        given = dict(zip(named, given))
-    if not isinstance(given, dict):
-        return {}
-    return {str(c): str(d) for c, d in given.items() if c in columns and isinstance(d, str) and d.strip()}
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def recall_at_k(gold: Sequence[str], ranked: Sequence[str], k: int) -> float:
