@@ -131,8 +131,9 @@ class PearlTableIndex:
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
             config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
                 which documents every option); default: the defaults.
-            embed_model: Encoder; default the bundled all-MiniLM-L6-v2 (``Settings.embed_model``
-                is not read: :mod:`~llama_index_pearl.text.models` says why).
+            embed_model: Encoder; default ``Settings.embed_model`` when it was set, else the bundled
+                all-MiniLM-L6-v2 (LlamaIndex's OpenAI default is never resolved:
+                :mod:`~llama_index_pearl.text.models` says how).
             llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
                 pays for generation only with an LLM given here or in ``generator``).
             generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
@@ -225,7 +226,9 @@ class PearlTableIndex:
             persist_dir: The folder.
             embed_model: Must be the encoder the index was built with (class and
                 model name, as recorded in the manifest). Default: the recorded
-                encoder (the bundled MiniLM or a local Hugging Face model).
+                encoder: ``Settings.embed_model`` when it is that encoder, else the
+                bundled MiniLM or a local Hugging Face model rebuilt by name (another
+                encoder in ``Settings`` is not used: a warning says so).
             llm: LLM for engines built from this index, and for an LLM generator.
             generator: The query generator for inserts; default: the recorded one,
                 rebuilt (a custom generator must be registered for that).

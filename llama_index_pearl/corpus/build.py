@@ -69,7 +69,7 @@ class BuildInputs:
     Args:
         tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts.
         config: The build settings.
-        embed_model: The encoder (``None``: the bundled MiniLM).
+        embed_model: The encoder (``None``: ``Settings.embed_model`` if set, else the bundled MiniLM).
         llm: The LLM of query generation (``None``: none).
         generator: The query generator (``None``: from ``llm``, else the heuristic one).
         storage_context: Where the vectors go (``None``: a new FAISS store).
