@@ -47,8 +47,12 @@ def add_output_options(parser: argparse.ArgumentParser, *, top_level: bool = Fal
     """
     default: Any = False if top_level else argparse.SUPPRESS
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-v", "--verbose", action="store_true", default=default, help="log progress")
-    group.add_argument("-q", "--quiet", action="store_true", default=default, help="print results only, no summary")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log each step; progress bars even when piped"
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="print results only: no summary, no progress bars"
+    )
 
 
 def shows_progress(args: argparse.Namespace) -> bool:
