@@ -141,7 +141,8 @@ class PearlTableIndex:
                 (INFO) what it will send before sending it.
             storage_context: Where vectors go; its ``vector_store`` is honoured.
                 Default: an exact FAISS inner-product index.
-            show_progress: Show progress bars on long stages.
+            show_progress: Draw a progress bar per stage, named after it, on stderr (off: the build prints
+                nothing; the first use of the bundled encoder also says it is exported to ONNX, once).
             **overrides: Fields of ``config`` to replace, e.g. ``budget=40`` or
                 ``include_titles=False``.
 
@@ -400,7 +401,7 @@ class PearlTableIndex:
             tables: Anything :meth:`from_tables` accepts; as many rows are read per
                 table as the build read (``config.max_rows_read``).
             replace: Replace tables whose id already exists (their deletes and the insert are one change).
-            show_progress: Show progress bars.
+            show_progress: Draw a progress bar per stage, named after it, on stderr.
             **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
                 every other option is the build's.
 
