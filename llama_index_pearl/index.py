@@ -131,8 +131,9 @@ class PearlTableIndex:
                 files, SQLAlchemy URL/engine, or ``SQLDatabase``.
             config: Build settings (:class:`~llama_index_pearl.config.PearlConfig`,
                 which documents every option); default: the defaults.
-            embed_model: Encoder; default the bundled all-MiniLM-L6-v2 (``Settings.embed_model``
-                is not read: :mod:`~llama_index_pearl.text.models` says why).
+            embed_model: Encoder; default ``Settings.embed_model`` when it was set, else the bundled
+                all-MiniLM-L6-v2 (LlamaIndex's OpenAI default is never resolved:
+                :mod:`~llama_index_pearl.text.models` says how).
             llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
                 pays for generation only with an LLM given here or in ``generator``).
             generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
@@ -140,7 +141,8 @@ class PearlTableIndex:
                 (INFO) what it will send before sending it.
             storage_context: Where vectors go; its ``vector_store`` is honoured.
                 Default: an exact FAISS inner-product index.
-            show_progress: Show progress bars on long stages.
+            show_progress: Draw a progress bar per stage, named after it, on stderr (off: the build prints
+                nothing; the first use of the bundled encoder also says it is exported to ONNX, once).
             **overrides: Fields of ``config`` to replace, e.g. ``budget=40`` or
                 ``include_titles=False``.
 
@@ -225,7 +227,9 @@ class PearlTableIndex:
             persist_dir: The folder.
             embed_model: Must be the encoder the index was built with (class and
                 model name, as recorded in the manifest). Default: the recorded
-                encoder (the bundled MiniLM or a local Hugging Face model).
+                encoder: ``Settings.embed_model`` when it is that encoder, else the
+                bundled MiniLM or a local Hugging Face model rebuilt by name (another
+                encoder in ``Settings`` is not used: a warning says so).
             llm: LLM for engines built from this index, and for an LLM generator.
             generator: The query generator for inserts; default: the recorded one,
                 rebuilt (a custom generator must be registered for that).
@@ -397,7 +401,7 @@ class PearlTableIndex:
             tables: Anything :meth:`from_tables` accepts; as many rows are read per
                 table as the build read (``config.max_rows_read``).
             replace: Replace tables whose id already exists (their deletes and the insert are one change).
-            show_progress: Show progress bars.
+            show_progress: Draw a progress bar per stage, named after it, on stderr.
             **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
                 every other option is the build's.
 

@@ -33,7 +33,7 @@ from llama_index_pearl.cli.output import (
     join_graph_records,
 )
 from llama_index_pearl.cli.sources import resolve_sources, short_table_names, tables_named, with_short_names
-from llama_index_pearl.cli.terminal import show
+from llama_index_pearl.cli.terminal import show, shows_progress
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
 from llama_index_pearl.retrieval.join_hints import hints_of_result
@@ -97,7 +97,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.data_folder:
         show(str(EXAMPLE_DATA))
         return 0
-    index = PearlTableIndex.from_tables(EXAMPLE_DATA)
+    index = PearlTableIndex.from_tables(EXAMPLE_DATA, show_progress=shows_progress(args))
     if not args.quiet:
         show(f"The bundled music database ({len(index.tables)} CSV files), default settings.")
         show(_summary(index))
@@ -127,7 +127,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         show(json.dumps(estimate, indent=2) if args.json else format_estimate(estimate, generator))
         return 0
     out = _check_out(args.out)
-    index = PearlTableIndex.from_tables(args.tables, show_progress=args.verbose, **vars(built))
+    index = PearlTableIndex.from_tables(args.tables, show_progress=shows_progress(args), **vars(built))
     started = time.perf_counter()
     index.persist(out)
     persist_seconds = time.perf_counter() - started

@@ -15,7 +15,7 @@ import sys
 import warnings
 from typing import Any
 
-__all__ = ["add_output_options", "configure_output", "show", "terminal_text"]
+__all__ = ["add_output_options", "configure_output", "show", "shows_progress", "terminal_text"]
 
 LOG_FORMAT = "%(levelname)s %(message)s"
 
@@ -47,8 +47,26 @@ def add_output_options(parser: argparse.ArgumentParser, *, top_level: bool = Fal
     """
     default: Any = False if top_level else argparse.SUPPRESS
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-v", "--verbose", action="store_true", default=default, help="log progress")
-    group.add_argument("-q", "--quiet", action="store_true", default=default, help="print results only, no summary")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", default=default, help="log each step; progress bars even when piped"
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", default=default, help="print results only: no summary, no progress bars"
+    )
+
+
+def shows_progress(args: argparse.Namespace) -> bool:
+    """Whether a build shows a progress bar per stage: when stderr is a terminal, unless ``-q``; always with ``-v``.
+
+    Piped or redirected, a build prints nothing more than before (a log, a CI job); ``-v`` shows them wherever
+    stderr goes, as it did before they were on by default.
+    """
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "verbose", False):
+        return True
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
 
 
 class _TerminalFormatter(logging.Formatter):

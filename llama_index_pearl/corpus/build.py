@@ -11,6 +11,7 @@ Pipeline step: corpus (docs/architecture.md).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.units import count_kinds
 from llama_index_pearl.corpus.units_step import CorpusBuild, StepsReport, corpus_units, discover_for_generator
-from llama_index_pearl.foundations.timing import stage
+from llama_index_pearl.foundations.timing import shown_stage, stage
 from llama_index_pearl.generation import (
     HeuristicQueryGenerator,
     LLMQueryGenerator,
@@ -69,11 +70,11 @@ class BuildInputs:
     Args:
         tables: Anything :func:`~llama_index_pearl.tables.inputs.load_tables` accepts.
         config: The build settings.
-        embed_model: The encoder (``None``: the bundled MiniLM).
+        embed_model: The encoder (``None``: ``Settings.embed_model`` if set, else the bundled MiniLM).
         llm: The LLM of query generation (``None``: none).
         generator: The query generator (``None``: from ``llm``, else the heuristic one).
         storage_context: Where the vectors go (``None``: a new FAISS store).
-        show_progress: Show progress bars on long stages.
+        show_progress: A progress bar per stage, named after it (``foundations.timing.shown_stage``).
     """
 
     tables: TablesInput
@@ -210,37 +211,33 @@ def build_corpus(
     Raises:
         ValueError: No tables, or no units produced.
     """
-    config, show_progress = inputs.config, inputs.show_progress
+    config, show = inputs.config, inputs.show_progress
     report = BuildReport()
     with stage(report.seconds, "total"):
-        with stage(report.seconds, "load"):
+        with shown_stage(report.seconds, "load", show):
             read = _read(inputs.tables, config)
         loaded = read.tables
         report.skipped = [f.to_dict() for f in read.skipped]
         report.bad_lines = [b.to_dict() for b in read.bad_lines]
         if not loaded:
             raise ValueError("No tables to index")
-        with stage(report.seconds, "encoder"):  # the bundled encoder's one-time ONNX export is paid here
-            model = resolve_embed_model(inputs.embed_model)
+        with shown_stage(report.seconds, "encoder", show):  # the bundled encoder's one-time ONNX export is paid here
+            model = resolve_embed_model(inputs.embed_model, announce=_announcer(show))
             prepare_encoder(model)
             serializer = serializer_for(model, config)
         resolved_llm = resolve_llm(inputs.llm)
         generator = inputs.generator
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
-        build = CorpusBuild(loaded, model, generator, serializer, config, report, show_progress)
+        build = CorpusBuild(loaded, model, generator, serializer, config, report, show)
         units, graph = units_step(build)
         if not units:
             raise ValueError("The build produced no units")
-        with stage(report.seconds, "embed"):
+        with shown_stage(report.seconds, "embed", show, total=len(units), unit="unit") as bar:
             vector_index = build_vector_index(
-                units,
-                model,
-                inputs.storage_context,
-                show_progress=show_progress,
-                approximate=HnswSettings.of(config),
+                units, model, inputs.storage_context, progress=bar.update, approximate=HnswSettings.of(config)
             )
-        with stage(report.seconds, "columns"):
+        with shown_stage(report.seconds, "columns", show):
             columns = ColumnIndex.build(loaded, model) if config.column_vectors else None
         with stage(report.seconds, "tables"):
             catalog = Catalog.of(loaded, units, serializer, config.table_text_chars, columns)
@@ -259,6 +256,15 @@ def build_corpus(
         generator=generator,
         catalog=catalog,
     )
+
+
+def _announcer(show: bool) -> Callable[[str], None] | None:
+    """Where a shown build says a one-off pause is coming (the bundled encoder's export): above the bars."""
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return lambda message: tqdm.write(message, file=sys.stderr)
 
 
 def _read(tables: TablesInput, config: PearlConfig) -> TablesRead:

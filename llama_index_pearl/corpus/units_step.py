@@ -27,7 +27,7 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.augment import AugmentedCorpus, build_augmented_units, star_units, table_units
 from llama_index_pearl.corpus.state import IndexContents
 from llama_index_pearl.corpus.units import KIND, UnitKind, unit_meta
-from llama_index_pearl.foundations.timing import stage
+from llama_index_pearl.foundations.timing import shown_stage, stage
 from llama_index_pearl.generation import QueryGenerator, cache_for
 from llama_index_pearl.joins import JoinDiscovery, JoinPath, discover_join_paths, resolve_budget, split_by_budget
 from llama_index_pearl.joins.graph import paths_from_graph
@@ -201,7 +201,7 @@ class CorpusBuild:
         serializer: The index's serializer.
         config: The build settings (an insert's: the build's, with its own reading and generation options).
         report: The build's report, or the insert's.
-        show_progress: Show progress bars.
+        show_progress: Show a bar per stage: tables, discovery, generation (the runner's, by request).
         insert: The index an insert adds ``tables`` to; ``None``: a build.
     """
 
@@ -223,14 +223,14 @@ class CorpusBuild:
 
     def own_units(self) -> list[TextNode]:
         """Each new table's own units: its original unit, and with augmentation its schema unit."""
-        with stage(self.report.seconds, "tables"):
+        with shown_stage(self.report.seconds, "tables", self.show_progress):
             return table_units(self.tables, self.serializer, self.config)
 
     def discover(self) -> tuple[nx.Graph, list[JoinPath], list[JoinPath]]:
         """The join graph, the paths the generator writes and those beyond its budget (for its fallback)."""
-        with stage(self.report.seconds, "discovery"):
+        with shown_stage(self.report.seconds, "discovery", self.show_progress):  # its one bar, no encoder bars
             self.discovery, paths, beyond = discover_for_generator(
-                self.tables, self.model, self.generator, self.config, self.show_progress, self.insert
+                self.tables, self.model, self.generator, self.config, insert=self.insert
             )
         return self.discovery.graph, paths, beyond
 

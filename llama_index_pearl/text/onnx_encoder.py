@@ -34,7 +34,7 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
-__all__ = ["OnnxMiniLMEmbedding", "export_onnx", "onnx_cache_dir"]
+__all__ = ["OnnxMiniLMEmbedding", "export_onnx", "export_target", "onnx_cache_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +78,18 @@ def _weights_digest(model_dir: Path, cache_dir: Path) -> str:
     return value
 
 
+def export_target(model_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """Where :func:`export_onnx` keeps the export of a model folder (the file need not exist yet).
+
+    Args:
+        model_dir: The model folder.
+        cache_dir: Where exports are kept (default :func:`onnx_cache_dir`).
+    """
+    model_dir = Path(model_dir)
+    cache = Path(cache_dir or onnx_cache_dir())
+    return cache / f"{model_dir.name}-{_weights_digest(model_dir, cache)}.onnx"
+
+
 def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
     """The ONNX file of a sentence-transformers BERT model folder, exported on first use (offline).
 
@@ -89,8 +101,7 @@ def export_onnx(model_dir: str | Path, cache_dir: str | Path | None = None) -> P
         ImportError: The export needs ``torch``, ``transformers`` and ``onnx``.
     """
     model_dir = Path(model_dir)
-    cache = Path(cache_dir or onnx_cache_dir())
-    target = cache / f"{model_dir.name}-{_weights_digest(model_dir, cache)}.onnx"
+    target = export_target(model_dir, cache_dir)
     if target.is_file():
         return target
     logger.info("Exporting %s to ONNX once (into %s)", model_dir.name, target)
