@@ -155,7 +155,7 @@ def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
         weight = np.concatenate([np.full(len(data[s][1]), 1.0 / len(data[s][1])) for s in sets])
         return fit(x, y, weight, keep)
 
-    held = {}
+    held, models = {}, {}
     for name in data:
         model = fitted([s for s in data if s != name], full)
         p = model.probabilities(data[name][0])
@@ -163,11 +163,27 @@ def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
             "auc": round(auc(p, data[name][1]), 3),
             "ece": round(calibration_error(list(zip(p, data[name][1]))), 3),
         }
+        models[name] = dataclasses.asdict(model)
     return {
         "confidence": dataclasses.asdict(fitted(list(data), full)),
         "without_columns": dataclasses.asdict(fitted(list(data), names)),
         "held_out": held,
+        "held_out_models": models,
     }
+
+
+def held_out_sets(kept: dict[str, Any], models: dict[str, dict], rules: dict[str, SetRule | None]) -> dict:
+    """Each set's sets under each rule, its confidence fitted on the other sets (each question in its ``db``)."""
+    out: dict[str, Any] = {}
+    for name, (queries, rows) in kept.items():
+        confidence = Confidence(**models[name])
+        for text, rule in rules.items():
+            if rule is None:
+                continue
+            metrics = evaluate(queries, rows, dataclasses.replace(rule, confidence=confidence))
+            out.setdefault(text, {})[name] = metrics
+            print(_line(name, "held", text, metrics), flush=True)
+    return out
 
 
 def evaluate(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]], rule: SetRule | None) -> dict:
@@ -210,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules = {text: parse_rule(text) for text in args.rules.split(",")}
     modes = args.modes.split(",")
     out: dict[str, Any] = {"rules": {}, "learn": None}
-    samples = {}
+    samples, kept = {}, {}
     for bench_dir in args.benches:
         started = time.perf_counter()
         bench = load_benchmark(bench_dir)
@@ -219,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = question_rows(index, bench.queries, mode == "db")
             if mode == "db":
                 samples[bench.name] = labelled(bench.queries, rows)
+                kept[bench.name] = (bench.queries, rows)
             for text, rule in rules.items():
                 metrics = evaluate(bench.queries, rows, rule)
                 out["rules"].setdefault(text, {})[f"{bench.name} {mode}"] = metrics
@@ -227,6 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.learn:
         out["learn"] = learn(samples)
         print(json.dumps(out["learn"], indent=1))
+        out["held_out_sets"] = held_out_sets(kept, out["learn"]["held_out_models"], rules)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
