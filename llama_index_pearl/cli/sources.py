@@ -3,10 +3,10 @@
 A folder of databases gives long names: ``pearl index lakes/`` over ``lakes/chinook/tables/chinook__Invoice.csv``
 makes the table ``chinook/tables/chinook__Invoice`` of the source ``chinook/tables``. A person says ``chinook`` and
 ``Invoice``. :func:`resolve_sources` reads what ``--source`` names (the source, the first or last parts of its path,
-or the start of its name) as the one source it names; :func:`short_table_names` writes each table as
-``SOURCE/NAME`` with the shortest name of its source that ``--source`` reads back as it, and its name without the
-``chinook__`` that repeats the source (``db__table`` exports). A name that two tables would share stays whole;
-``--json`` keeps the full ids.
+or the start of its name; as written, else in any case) as the one source it names; :func:`short_table_names`
+writes each table as ``SOURCE/NAME`` with the shortest name of its source that ``--source`` reads back as it (its
+first parts before its last), and its name without the ``chinook__`` that repeats the source (``db__table``
+exports). A name that two tables would share stays whole; ``--json`` keeps the full ids.
 
 Pipeline step: cli (docs/architecture.md).
 """
@@ -44,11 +44,20 @@ def listed(names: Iterable[str], limit: int = MAX_LISTED) -> str:
 
 
 def _named_by(wanted: str, sources: Collection[str]) -> list[str]:
-    """The sources ``wanted`` names: itself; else those it is the first or last parts of; else those it starts."""
-    if wanted in sources:
-        return [wanted]
-    parts = [s for s in sources if s.startswith(wanted + "/") or s.endswith("/" + wanted)]
-    return sorted(parts) or sorted(s for s in sources if s.startswith(wanted))
+    """The sources ``wanted`` names: itself; else those it is the first or last parts of; else those it starts;
+    each rule read as written, then regardless of case (``Chinook`` names ``chinook`` where nothing else fits)."""
+    for fold in (_as_written, str.casefold):
+        name = fold(wanted)
+        exact = [s for s in sources if fold(s) == name]
+        parts = exact or [s for s in sources if fold(s).startswith(name + "/") or fold(s).endswith("/" + name)]
+        found = parts or [s for s in sources if fold(s).startswith(name)]
+        if found:
+            return sorted(found)
+    return []
+
+
+def _as_written(name: str) -> str:
+    return name
 
 
 def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str]:
@@ -74,12 +83,12 @@ def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str
 
 
 def _label(source: str, sources: Collection[str]) -> str:
-    """The shortest name of ``source`` that :func:`resolve_sources` reads back as it (the whole name at worst)."""
+    """The shortest name of ``source`` that :func:`resolve_sources` reads back as it (the whole name at worst):
+    of as many parts, its first parts before its last (``chinook`` of ``chinook/tables``: a database's folder leads
+    its path, and ``tables`` is any export's sub-folder), whether or not the other sources have sub-folders."""
     parts = source.split("/")
-    splits = range(1, len(parts))
-    candidates = ["/".join(parts[:n]) for n in splits] + ["/".join(parts[n:]) for n in splits]
-    unique = [c for c in candidates if _named_by(c, sources) == [source]]
-    return min(unique, key=len) if unique else source
+    candidates = [c for n in range(1, len(parts)) for c in ("/".join(parts[:n]), "/".join(parts[-n:]))]
+    return next((c for c in candidates if _named_by(c, sources) == [source]), source)
 
 
 def _name(table_id: str, source: str) -> str:
