@@ -21,26 +21,9 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.joins.graph import Join
 from llama_index_pearl.retrieval.join_hints import JoinHint
+from llama_index_pearl.retrieval.scope import MAX_LISTED, listed, unknown_source
 
 __all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
-
-MAX_LISTED = 20  # names an error lists before it says how many more there are
-
-
-def listed(names: Iterable[str], limit: int = MAX_LISTED) -> str:
-    """Names for a one-line message: each quoted with its escapes (a newline stays ``\\n``), sorted, the first
-    ``limit``, then how many more.
-
-    >>> listed(["b", "a\\nx", "c"], limit=2)
-    "'a\\\\nx', 'b' and 1 more"
-
-    Args:
-        names: The names.
-        limit: How many to list at most.
-    """
-    ordered = sorted(set(names))
-    shown = ", ".join(map(repr, ordered[:limit]))
-    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
 
 
 def _named_by(wanted: str, sources: Collection[str]) -> list[str]:
@@ -74,8 +57,7 @@ def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str
     for name in wanted:
         found = _named_by(name, sources)
         if not found:
-            there = listed(sources) or "none: the index records no source (rebuild it to scope questions)"
-            raise ValueError(f"no table of source {name!r}; the index's sources: {there}")
+            raise unknown_source(name, sources)
         if len(found) > 1:
             raise ValueError(f"--source {name!r} names several sources, {listed(found)}: give one of them")
         resolved.append(found[0])
