@@ -148,7 +148,9 @@ def config_reference() -> str:
             what = _markdown(described.get(option.name, meta["help"]))
             if not meta.get("persist", True):
                 what += " *Not persisted: a setting of this machine or run.*"
-            if meta.get("update"):
+            if meta.get("kept"):
+                what += " *An insert may change it: the index keeps the insert's value.*"
+            elif meta.get("update"):
                 what += " *An insert may set its own.*"
             flag = _code(flags[option.name]) if option.name in flags else "Python only"
             out.append(

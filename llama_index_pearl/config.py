@@ -57,8 +57,10 @@ MAX_VIEW_ROWS = 10_000
 # Field metadata: "group" (one of GROUPS), "help" (one line; the CLI shows it), "off" for a
 # bool that defaults to True (the help of its --no-... flag: what turning it off does), and
 # where needed "min" and "max" (numbers: every number has both), "choices", "flag" (the CLI
-# spelling), "persist" (False: a per-machine or per-run setting, not written with the index)
-# and "update" (True: an insert may use another value than the build did).
+# spelling), "persist" (False: a per-machine or per-run setting, not written with the index),
+# "update" (True: an insert may use another value than the build did) and "kept" (True: an insert's value
+# becomes the index's from that insert on, persisted with it: the answer's bars; the other update options
+# are how one insert reads its tables).
 GROUPS = ("reading", "discovery", "generation", "views", "serialization", "store", "answer")
 
 # The bars of the answer set's two tiers (benchmarks/README.md, "How the bars were chosen"): a table the question
@@ -132,8 +134,10 @@ class PearlConfig:
             (:mod:`~llama_index_pearl.corpus.columns`); ``False``: tables are matched by their units and names only.
         needed_confidence: The answer set's *needed* tier: the tables the question needs with at least this
             confidence (a probability, fitted on every dev set), joined by the fewest bridges
-            (:mod:`~llama_index_pearl.retrieval.table_sets`). Read by the index's retrievers.
-        maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``.
+            (:mod:`~llama_index_pearl.retrieval.table_sets`). Read by the index's retrievers; an insert that sets
+            it (``insert_tables(..., needed_confidence=0.6)``) changes the index's bar from then on, persisted.
+        maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``
+            (an insert may change it as it changes ``needed_confidence``).
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -273,6 +277,7 @@ class PearlConfig:
         min=0.01,
         max=0.99,
         update=True,
+        kept=True,
     )
     maybe_confidence: float = option(
         DEFAULT_MAYBE_CONFIDENCE,
@@ -281,6 +286,7 @@ class PearlConfig:
         min=0.01,
         max=0.99,
         update=True,
+        kept=True,
     )
 
     def __post_init__(self) -> None:
@@ -326,6 +332,16 @@ class PearlConfig:
                 f"{fixed[0]} is fixed by the build ({getattr(self, fixed[0])!r}); rebuild the index to change it"
             )
         return PearlConfig.with_overrides(self, **overrides)
+
+    def after_update(self, update: PearlConfig) -> PearlConfig:
+        """The index's settings after an insert made with ``update`` (:meth:`for_update`'s): the options an insert
+        keeps (``kept``: the answer's bars) are the insert's, every other the index's.
+
+        Args:
+            update: The insert's settings.
+        """
+        kept = {f.name: getattr(update, f.name) for f in option_fields() if f.metadata.get("kept")}
+        return dataclasses.replace(self, **kept)
 
     def to_dict(self) -> dict[str, Any]:
         """The persisted fields as JSON values (per-machine settings such as ``cache_dir`` left out)."""

@@ -13,6 +13,7 @@ Pipeline step: index (docs/architecture.md).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -402,8 +403,10 @@ class PearlTableIndex:
                 table as the build read (``config.max_rows_read``).
             replace: Replace tables whose id already exists (their deletes and the insert are one change).
             show_progress: Draw a progress bar per stage, named after it, on stderr.
-            **overrides: This insert's ``concurrency``, ``cache_dir`` or ``csv_options``;
-                every other option is the build's.
+            **overrides: This insert's ``concurrency``, ``cache_dir``, ``csv_options``, ``strict`` or
+                ``skip_bad_lines``; ``needed_confidence`` and ``maybe_confidence`` become the index's bars from
+                this insert on (its retrievers read them; :meth:`persist` writes them). Every other option is the
+                build's.
 
         Returns:
             What changed and what it cost.
@@ -417,7 +420,9 @@ class PearlTableIndex:
         """
         with self._revisions.updating():
             config = self._config.for_update(**overrides)
-            return insert_into(self, tables, config, self._apply, replace=replace, show_progress=show_progress)
+            kept = self._config.after_update(config)
+            apply = functools.partial(self._apply, config=kept)
+            return insert_into(self, tables, config, apply, replace=replace, show_progress=show_progress)
 
     async def ainsert_tables(self, tables: TablesInput, **kwargs: Any) -> UpdateReport:
         """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.
@@ -589,11 +594,12 @@ class PearlTableIndex:
         )
         return RetrievalState(revision, previous)
 
-    def _apply(self, change: IndexChange) -> None:
+    def _apply(self, change: IndexChange, config: PearlConfig | None = None) -> None:
         """Apply a planned update (:mod:`~llama_index_pearl.corpus.updates`): vector store, then state, atomically.
 
         Retrievals see all of it or none of it: the new retrieval state is built and swapped in under
-        the same write lock. ``change.units`` must carry their vectors.
+        the same write lock. ``change.units`` must carry their vectors; ``config``, the index's settings after it
+        (an insert's bars), applies with it.
 
         Raises:
             NotImplementedError: Units to remove and a vector store that cannot delete.
@@ -612,6 +618,8 @@ class PearlTableIndex:
                 change.removed_tables, change.removed_units, change.table_texts, change.units, sources, change.columns
             )
             self.report.recount(self._tables, units.values(), self._join_graph)
+            if config is not None:
+                self._config = config
 
     def _parts(self) -> IndexParts:
         """What the index is made of, for :meth:`persist` (call holding the read lock)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import pandas as pd
 import pytest
 from embeddings import HashingEmbedding
 from indexes import lexical_scorer
@@ -18,6 +19,7 @@ from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.store.any_store import store_dimension
 from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
+from llama_index_pearl.tables.table import Table
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "concert Gala at Maracana", "stadium name of the Fest concert")
 
@@ -183,3 +185,47 @@ def test_retrieve_many_on_another_store_equals_retrieve(music_tables):
     many = retriever.retrieve_many(list(QUESTIONS))
     for question, nodes in zip(QUESTIONS, many):
         _same([(n.node.metadata["table_id"], n.score) for n in nodes], _ranked(index, question, k=2))
+
+
+# ------------------------------------------------------------------------------ ties: the answer is the store's not
+def _twin_shops() -> list[Table]:
+    """Two databases holding the same tables and rows: every unit of one ties with its twin of the other."""
+    tables = []
+    for shop in ("north", "south"):
+        customers = pd.DataFrame({"customer_id": [1, 2], "customer_name": ["Ann Lee", "Bo Kim"]})
+        orders = pd.DataFrame({"order_id": [7, 8, 9], "customer_id": [1, 2, 1], "total": [5.0, 7.5, 2.0]})
+        tables += [
+            Table(f"{shop}.customers", customers, source=shop, name="customers"),
+            Table(f"{shop}.orders", orders, source=shop, name="orders"),
+        ]
+    return tables
+
+
+def _answer(index, question, **kwargs):
+    nodes = index.as_retriever(similarity_top_k=4, **kwargs).retrieve(question)
+    return [(n.node.metadata["table_id"], n.node.metadata["set_tier"], n.node.metadata["set_reason"]) for n in nodes]
+
+
+TWIN_QUESTIONS = ("What did Ann Lee order?", "customers", "Bo Kim")
+
+
+@pytest.fixture
+def twin_shops():
+    """The twin shops on the default store and on LlamaIndex's SimpleVectorStore."""
+    simple = StorageContext.from_defaults(vector_store=SimpleVectorStore())
+    return (
+        PearlTableIndex.from_tables(_twin_shops(), embed_model=HashingEmbedding()),
+        PearlTableIndex.from_tables(_twin_shops(), embed_model=HashingEmbedding(), storage_context=simple),
+    )
+
+
+@pytest.mark.parametrize("question", TWIN_QUESTIONS)
+def test_on_a_tie_another_store_answers_with_the_set_and_tiers_of_the_default_store(twin_shops, question):
+    default, simple = twin_shops
+    assert _answer(simple, question) == _answer(default, question)
+
+
+@pytest.mark.parametrize("question", TWIN_QUESTIONS)
+def test_a_tie_at_the_last_unit_fetched_is_settled_as_the_default_store_settles_it(twin_shops, question):
+    default, simple = twin_shops
+    _same(_ranked(simple, question, k=1, fetch_k=1, set_rule=None), _ranked(default, question, k=1, set_rule=None))

@@ -9,6 +9,7 @@ import pytest
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.cli import main
+from llama_index_pearl.tables import files
 from llama_index_pearl.tables.inputs import read_table_file
 
 ORDERS = "order_id,customer\n1,Ann\n2,Bob,EXTRA\n3,Cy\n4,Di,X,Y\n5,Ed\n"  # lines 3 and 5 hold too many fields
@@ -43,6 +44,29 @@ def test_pearl_index_skip_bad_lines_says_how_many_rows_it_skipped(orders_folder,
         f"skipped 2 rows with more fields than the header (--skip-bad-lines): {orders_folder / 'orders.csv'} (2)"
         in (out)
     )
+
+
+# 22 data lines, of which lines 4 and 16 hold too many fields; a short row (line 9) is padded, as pandas pads it
+MANY_ORDERS = "order_id,customer\n" + "".join(
+    f"{n},c{n},EXTRA\n" if n in (3, 15) else f"{n}\n" if n == 8 else f"{n},c{n}\n" for n in range(1, 23)
+)
+
+
+def test_a_sampled_table_counts_the_rows_a_whole_read_keeps(tmp_path):
+    (tmp_path / "orders.csv").write_text(MANY_ORDERS)
+    whole = read_table_file(tmp_path / "orders.csv", max_rows_read=None, skip_bad_lines=True)
+    sampled = read_table_file(tmp_path / "orders.csv", max_rows_read=5, skip_bad_lines=True)
+    assert (len(whole.df), whole.row_count) == (20, 20)
+    assert (len(sampled.df), sampled.row_count) == (5, 20)
+
+
+def test_without_pyarrow_a_sampled_table_counts_the_rows_a_whole_read_keeps(tmp_path, monkeypatch):
+    def no_pyarrow(*args):
+        raise ImportError("pyarrow")
+
+    monkeypatch.setattr(files, "_count_rows_arrow", no_pyarrow)
+    (tmp_path / "orders.csv").write_text(MANY_ORDERS)
+    assert read_table_file(tmp_path / "orders.csv", max_rows_read=5, skip_bad_lines=True).row_count == 20
 
 
 def test_a_pdf_named_csv_is_refused_naming_the_file(tmp_path):

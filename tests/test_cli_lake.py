@@ -61,6 +61,34 @@ def test_quiet_query_prints_the_tables_alone(lake_index, capsys):
     assert sorted(capsys.readouterr().out.split()) == ["crm/users", "crm/visits"]
 
 
+def test_a_source_named_in_another_case_is_found_when_no_other_fits(lake_index, capsys):
+    assert main(["query", str(lake_index), "Which users live in Oslo?", "--source", "CRM", "--json"]) == 0
+    assert {r["source"] for r in json.loads(capsys.readouterr().out)} == {"crm/tables"}
+
+
+def test_a_name_as_written_comes_before_a_name_in_another_case():
+    assert resolve_sources(["Chinook"], ["chinook/tables", "Chinook"]) == ["Chinook"]
+    assert resolve_sources(["chinook"], ["chinook/tables", "Chinook"]) == ["chinook/tables"]
+    with pytest.raises(ValueError, match="names several sources, 'Chinook/x', 'chinook/tables'"):
+        resolve_sources(["CHINOOK"], ["chinook/tables", "Chinook/x"])
+
+
+def test_a_table_shows_under_its_databases_name_when_only_its_source_has_a_sub_folder():
+    sources = {"chinook/tables/chinook__InvoiceLine": "chinook/tables", "northwind/Orders": "northwind"}
+    assert short_table_names(sources, sources) == {
+        "chinook/tables/chinook__InvoiceLine": "chinook/InvoiceLine",
+        "northwind/Orders": "northwind/Orders",
+    }
+
+
+def test_a_table_shows_under_the_last_part_of_its_source_when_the_first_parts_are_shared():
+    sources = {"data/chinook/Invoice": "data/chinook", "data/northwind/Orders": "data/northwind"}
+    assert short_table_names(sources, sources) == {
+        "data/chinook/Invoice": "chinook/Invoice",
+        "data/northwind/Orders": "northwind/Orders",
+    }
+
+
 def test_a_short_name_two_tables_would_share_stays_whole():
     sources = {"a/x/users": "a/x", "a/y/users": "a/y", "b/orders": "b"}
     assert short_table_names(sources, sources) == {

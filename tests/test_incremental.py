@@ -230,3 +230,26 @@ def test_a_lock_timeout_that_is_no_number_of_seconds_is_refused_at_the_setter(mu
     index = PearlTableIndex.from_tables(music_tables, embed_model=hashing_embedding)
     with pytest.raises(ValueError, match=r"lock_timeout must be a number of seconds > 0 \(float\('inf'\): no limit\)"):
         index.lock_timeout = bad
+
+
+def _tiers(index: PearlTableIndex, question: str) -> list[tuple[str, str | None]]:
+    nodes = index.as_retriever(similarity_top_k=4).retrieve(question)
+    return [(n.node.metadata["table_id"], n.node.metadata["set_tier"]) for n in nodes]
+
+
+def test_an_inserts_bars_become_the_indexs_as_a_build_with_them_would_have_them(tables, tmp_path):
+    index = _build(tables, ["singer", "concert"])
+    index.insert_tables({n: tables[n] for n in ("stadium", "ticket")}, needed_confidence=0.9, maybe_confidence=0.4)
+    assert (index.config.needed_confidence, index.config.maybe_confidence) == (0.9, 0.4)
+    rebuilt = _build(tables, tables, needed_confidence=0.9, maybe_confidence=0.4)
+    for question in QUESTIONS:
+        assert _tiers(index, question) == _tiers(rebuilt, question), question
+    index.persist(tmp_path / "idx")
+    assert PearlTableIndex.load(tmp_path / "idx", embed_model=HashingEmbedding()).config.needed_confidence == 0.9
+
+
+def test_an_insert_that_names_no_bar_keeps_the_indexs(tables):
+    index = _build(tables, ["singer", "concert"], needed_confidence=0.7)
+    index.insert_tables({"stadium": tables["stadium"]}, concurrency=2)
+    assert index.config.needed_confidence == 0.7
+    assert index.config.concurrency != 2  # how one insert reads its tables is not kept

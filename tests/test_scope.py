@@ -7,6 +7,7 @@ import asyncio
 import pandas as pd
 import pytest
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.scope import tables_in_scope
@@ -118,8 +119,20 @@ def test_filters_that_are_not_metadata_filters_are_refused(two_shops):
 
 
 def test_a_scope_with_no_table_returns_nothing(two_shops):
-    nowhere = MetadataFilters(filters=[MetadataFilter(key="source", value="west")])
+    nowhere = _where(MetadataFilter(key="source", value="north"), MetadataFilter(key="table_id", value="south.orders"))
     assert two_shops.as_retriever(filters=nowhere).retrieve("What did Ann Lee order?") == []
+
+
+def test_a_source_no_table_has_is_refused_as_the_command_line_refuses_it(two_shops):
+    west = MetadataFilters(filters=[MetadataFilter(key="source", value="west")])
+    with pytest.raises(ValueError, match=r"^no table of source 'west'; the index's sources: 'north', 'south'$"):
+        two_shops.as_retriever(filters=west).retrieve("What did Ann Lee order?")
+
+
+def test_a_source_no_table_has_is_refused_inside_nested_filters_whatever_the_operator():
+    others = MetadataFilter(key="source", value=["shop", "west"], operator=FilterOperator.NIN)
+    with pytest.raises(ValueError, match="no table of source 'west'"):
+        _scope(_where(_where(others, condition="or"), condition="not"))
 
 
 def test_the_source_of_every_table_survives_persist_and_load(two_shops, tmp_path, hashing_embedding):
@@ -161,6 +174,41 @@ def test_none_stands_for_no_source_and_never_for_a_source_named_none():
     assert sorted(tables_in_scope(_where(some_source), ["a", "b", "c"], sources)) == ["a", "b"]
     named_none = MetadataFilter(key="source", value="None")
     assert sorted(tables_in_scope(_where(named_none), ["a", "b", "c"], sources)) == ["a"]
+
+
+EMPTY_NAMED = {"a": "", "b": "shop"}  # "c" has no source (None), "a" the empty name
+
+
+def _llamaindex_keeps(filters: MetadataFilters, meta: dict) -> bool:
+    """LlamaIndex's own reading (its filter function of the simple vector store), nested as it nests conditions."""
+    if not any(isinstance(f, MetadataFilters) for f in filters.filters):
+        return build_metadata_filter_fn(lambda _: meta, filters)("node")
+    results = [_llamaindex_keeps(f if isinstance(f, MetadataFilters) else _where(f), meta) for f in filters.filters]
+    if filters.condition is FilterCondition.OR:
+        return any(results)
+    return not any(results) if filters.condition is FilterCondition.NOT else all(results)
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        _where(MetadataFilter(key="source", value="")),
+        _where(MetadataFilter(key="source", value="", operator=FilterOperator.NE)),
+        _where(MetadataFilter(key="source", value=["", "shop"], operator=FilterOperator.IN)),
+        _where(MetadataFilter(key="source", value=[""], operator=FilterOperator.NIN)),
+        _where(MetadataFilter(key="source", value=""), MetadataFilter(key="table_id", value="b"), condition="or"),
+        _where(_where(MetadataFilter(key="source", value=""), condition="not")),
+        _where(
+            _where(MetadataFilter(key="source", value=["", "shop"], operator=FilterOperator.IN)),
+            _where(MetadataFilter(key="table_id", value="b"), condition="not"),
+        ),
+    ],
+    ids=["eq", "ne", "in", "nin", "or", "not", "nested and"],
+)
+def test_the_empty_source_name_is_read_as_llamaindex_reads_it(filters):
+    tables = ["a", "b", "c"]
+    expected = [t for t in tables if _llamaindex_keeps(filters, {"table_id": t, "source": EMPTY_NAMED.get(t)})]
+    assert sorted(tables_in_scope(filters, tables, EMPTY_NAMED)) == expected
 
 
 @pytest.fixture

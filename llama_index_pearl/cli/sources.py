@@ -3,10 +3,10 @@
 A folder of databases gives long names: ``pearl index lakes/`` over ``lakes/chinook/tables/chinook__Invoice.csv``
 makes the table ``chinook/tables/chinook__Invoice`` of the source ``chinook/tables``. A person says ``chinook`` and
 ``Invoice``. :func:`resolve_sources` reads what ``--source`` names (the source, the first or last parts of its path,
-or the start of its name) as the one source it names; :func:`short_table_names` writes each table as
-``SOURCE/NAME`` with the shortest name of its source that ``--source`` reads back as it, and its name without the
-``chinook__`` that repeats the source (``db__table`` exports). A name that two tables would share stays whole;
-``--json`` keeps the full ids.
+or the start of its name; as written, else in any case) as the one source it names; :func:`short_table_names`
+writes each table as ``SOURCE/NAME`` with the shortest name of its source that ``--source`` reads back as it (its
+first parts before its last), and its name without the ``chinook__`` that repeats the source (``db__table``
+exports). A name that two tables would share stays whole; ``--json`` keeps the full ids.
 
 Pipeline step: cli (docs/architecture.md).
 """
@@ -21,34 +21,26 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.joins.graph import Join
 from llama_index_pearl.retrieval.join_hints import JoinHint
+from llama_index_pearl.retrieval.scope import MAX_LISTED, listed, unknown_source
 
 __all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
 
-MAX_LISTED = 20  # names an error lists before it says how many more there are
-
-
-def listed(names: Iterable[str], limit: int = MAX_LISTED) -> str:
-    """Names for a one-line message: each quoted with its escapes (a newline stays ``\\n``), sorted, the first
-    ``limit``, then how many more.
-
-    >>> listed(["b", "a\\nx", "c"], limit=2)
-    "'a\\\\nx', 'b' and 1 more"
-
-    Args:
-        names: The names.
-        limit: How many to list at most.
-    """
-    ordered = sorted(set(names))
-    shown = ", ".join(map(repr, ordered[:limit]))
-    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
-
 
 def _named_by(wanted: str, sources: Collection[str]) -> list[str]:
-    """The sources ``wanted`` names: itself; else those it is the first or last parts of; else those it starts."""
-    if wanted in sources:
-        return [wanted]
-    parts = [s for s in sources if s.startswith(wanted + "/") or s.endswith("/" + wanted)]
-    return sorted(parts) or sorted(s for s in sources if s.startswith(wanted))
+    """The sources ``wanted`` names: itself; else those it is the first or last parts of; else those it starts;
+    each rule read as written, then regardless of case (``Chinook`` names ``chinook`` where nothing else fits)."""
+    for fold in (_as_written, str.casefold):
+        name = fold(wanted)
+        exact = [s for s in sources if fold(s) == name]
+        parts = exact or [s for s in sources if fold(s).startswith(name + "/") or fold(s).endswith("/" + name)]
+        found = parts or [s for s in sources if fold(s).startswith(name)]
+        if found:
+            return sorted(found)
+    return []
+
+
+def _as_written(name: str) -> str:
+    return name
 
 
 def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str]:
@@ -65,8 +57,7 @@ def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str
     for name in wanted:
         found = _named_by(name, sources)
         if not found:
-            there = listed(sources) or "none: the index records no source (rebuild it to scope questions)"
-            raise ValueError(f"no table of source {name!r}; the index's sources: {there}")
+            raise unknown_source(name, sources)
         if len(found) > 1:
             raise ValueError(f"--source {name!r} names several sources, {listed(found)}: give one of them")
         resolved.append(found[0])
@@ -74,12 +65,12 @@ def resolve_sources(wanted: Sequence[str], sources: Collection[str]) -> list[str
 
 
 def _label(source: str, sources: Collection[str]) -> str:
-    """The shortest name of ``source`` that :func:`resolve_sources` reads back as it (the whole name at worst)."""
+    """The shortest name of ``source`` that :func:`resolve_sources` reads back as it (the whole name at worst):
+    of as many parts, its first parts before its last (``chinook`` of ``chinook/tables``: a database's folder leads
+    its path, and ``tables`` is any export's sub-folder), whether or not the other sources have sub-folders."""
     parts = source.split("/")
-    splits = range(1, len(parts))
-    candidates = ["/".join(parts[:n]) for n in splits] + ["/".join(parts[n:]) for n in splits]
-    unique = [c for c in candidates if _named_by(c, sources) == [source]]
-    return min(unique, key=len) if unique else source
+    candidates = [c for n in range(1, len(parts)) for c in ("/".join(parts[:n]), "/".join(parts[-n:]))]
+    return next((c for c in candidates if _named_by(c, sources) == [source]), source)
 
 
 def _name(table_id: str, source: str) -> str:

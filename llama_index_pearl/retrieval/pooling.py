@@ -157,8 +157,9 @@ def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, floa
 
     The store returned the best units by dense score, so an unfetched unit's
     cosine is at most the lowest fetched one (the floor) and its fused score at
-    most ``floor + weight * lexical``. Only units whose bound exceeds the ``k``-th
-    pooled (fused) table score of the fetched units can change the top ``k``;
+    most ``floor + weight * lexical``. Only units whose bound reaches the ``k``-th
+    pooled (fused) table score of the fetched units can change the top ``k`` (a tie
+    too: ties rank in store order, and an unfetched unit may come first);
     while any is left, fetch more. With fewer than ``k`` tables fetched no bound
     exists yet: fetch more instead (empty list).
 
@@ -176,7 +177,7 @@ def lexical_candidates(dense_hits: Sequence[UnitHit], lexical: Mapping[str, floa
     floor = min(h.score for h in dense_hits)
     kth = tables[-1].score
     fetched = {h.unit_id for h in dense_hits}
-    return [u for u, b in lexical.items() if u not in fetched and floor + weight * b > kth]
+    return [u for u, b in lexical.items() if u not in fetched and floor + weight * b >= kth]  # a tie may rank first
 
 
 # ---------------------------------------------------------------------------

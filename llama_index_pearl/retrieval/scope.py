@@ -6,7 +6,10 @@ reads a table's ``table_id`` and its ``source`` (the database, schema or sub-fol
 where unknown), the two keys every result node carries; ``==``, ``!=``, ``in``, ``nin`` and ``is_empty``, joined
 by ``and``, ``or`` and ``not`` and nested as LlamaIndex nests them. A value is compared as text (``1`` keeps the
 table ``"1"``), except ``None``, which stands for no value: ``source == None`` keeps the tables without a source, as
-``is_empty`` does, and never a source named ``"None"``; ``!= None`` keeps every table that has one. A retrieval
+``is_empty`` does, and never a source named ``"None"``; ``!= None`` keeps every table that has one. The empty
+name ``""`` is compared as text, as LlamaIndex compares it (``source == ""`` keeps a table whose source is ``""``).
+A source that no table of the index has is an error naming it and listing the index's sources, as
+``pearl query --source`` says (a typo would scope the question to nothing). A retrieval
 within a scope is the retrieval of an index holding only those tables' units: a unit counts when every table it
 stands for is in scope, and the words' evidence (BM25) is weighed over those units alone.
 :class:`Scopes` keeps each filters' :class:`Scope` (its tables, units and joins) for one revision of an index.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -27,9 +30,10 @@ from llama_index.core.vector_stores.types import FilterCondition, FilterOperator
 
 from llama_index_pearl.retrieval.pooling import Memberships
 
-__all__ = ["SCOPE_KEYS", "Scope", "Scopes", "tables_in_scope"]
+__all__ = ["MAX_LISTED", "SCOPE_KEYS", "Scope", "Scopes", "listed", "tables_in_scope", "unknown_source"]
 
 SCOPE_KEYS = ("table_id", "source")
+MAX_LISTED = 20  # names an error lists before it says how many more there are
 _OPERATORS = (FilterOperator.EQ, FilterOperator.NE, FilterOperator.IN, FilterOperator.NIN, FilterOperator.IS_EMPTY)
 SCOPE_CACHE_SIZE = 256  # distinct filters whose scope a revision keeps
 
@@ -134,16 +138,44 @@ def tables_in_scope(
         sources: Table -> its source (a table missing here has none).
 
     Raises:
-        ValueError: A key other than ``table_id`` or ``source``, or an operator this scope cannot read (named).
+        ValueError: A key other than ``table_id`` or ``source``, an operator this scope cannot read, or a source
+            no table has (named).
     """
-    _check(filters)
+    _check(filters, {s for t in table_ids if (s := sources.get(t)) is not None})
     return frozenset(t for t in table_ids if _keeps(filters, {"table_id": t, "source": sources.get(t)}))
 
 
-def _check(filters: MetadataFilters) -> None:
+def listed(names: Iterable[str], limit: int = MAX_LISTED) -> str:
+    """Names for a one-line message: each quoted with its escapes (a newline stays ``\\n``), sorted, the first
+    ``limit``, then how many more.
+
+    >>> listed(["b", "a\\nx", "c"], limit=2)
+    "'a\\\\nx', 'b' and 1 more"
+
+    Args:
+        names: The names.
+        limit: How many to list at most.
+    """
+    ordered = sorted(set(names))
+    shown = ", ".join(map(repr, ordered[:limit]))
+    return shown + (f" and {len(ordered) - limit} more" if len(ordered) > limit else "")
+
+
+def unknown_source(name: str, sources: Collection[str]) -> ValueError:
+    """The error of a source that no table has, listing the index's sources (filters and ``--source`` alike).
+
+    Args:
+        name: The source asked for.
+        sources: The index's sources.
+    """
+    there = listed(sources) or "none: the index records no source (rebuild it to scope questions)"
+    return ValueError(f"no table of source {name!r}; the index's sources: {there}")
+
+
+def _check(filters: MetadataFilters, sources: Collection[str]) -> None:
     for item in filters.filters:
         if isinstance(item, MetadataFilters):
-            _check(item)
+            _check(item, sources)
             continue
         if item.key not in SCOPE_KEYS:
             raise ValueError(
@@ -152,6 +184,11 @@ def _check(filters: MetadataFilters) -> None:
         if item.operator not in _OPERATORS:
             names = ", ".join(o.value for o in _OPERATORS)
             raise ValueError(f"The filter on {item.key!r} uses {item.operator.value!r}; a scope reads {names}")
+        if item.key == "source" and item.operator is not FilterOperator.IS_EMPTY:
+            known = {str(s) for s in sources}
+            for wanted in item.value if isinstance(item.value, list) else [item.value]:
+                if wanted is not None and str(wanted) not in known:
+                    raise unknown_source(str(wanted), sources)
 
 
 def _keeps(filters: MetadataFilters, meta: Mapping[str, str | None]) -> bool:
@@ -171,12 +208,12 @@ def _matches(item: MetadataFilter, meta: Mapping[str, str | None]) -> bool:
     if item.operator is FilterOperator.IS_EMPTY:
         return _empty(value)
     wanted = item.value if isinstance(item.value, list) else [item.value]
-    found = any(_empty(value) if w is None else not _empty(value) and str(value) == str(w) for w in wanted)
+    found = any(_empty(value) if w is None else value is not None and str(value) == str(w) for w in wanted)
     if item.operator in (FilterOperator.EQ, FilterOperator.IN):
         return found
     return not found  # != and nin
 
 
 def _empty(value: str | None) -> bool:
-    """No value: a table without a source (``None``, or an empty name)."""
+    """No value, as ``is_empty`` reads it: a table without a source (``None``), or with an empty name."""
     return value is None or value == ""

@@ -98,32 +98,46 @@ class StoreSearch:
         while True:
             fetched: list[UnitHit] = yield Fetch(query, fetch)
             kept = fetched if scope is None else [h for h in fetched if _in_scope(h.table_ids, scope)]
-            hits = _pool_round(kept, lexical, request.lexical_weight, fetch, n_units, k, exhausted=len(fetched) < fetch)
+            kept = self._in_unit_order(kept)
+            exhausted = len(fetched) < fetch or fetch >= n_units
+            hits = _pool_round(kept, lexical, request.lexical_weight, k, exhausted, _floor(fetched))
             if hits is not None:
                 return hits
             fetch = next_fetch_size(fetch, n_units)
+
+    def _in_unit_order(self, hits: list[UnitHit]) -> list[UnitHit]:
+        """Hits by descending score, equal scores in unit order: a store's own order of ties (its ids, its heap)
+        is not the default store's, and the ranking, the set and its tiers must not depend on the store."""
+        number = self.space.unit_number
+        return sorted(hits, key=lambda h: (-h.score, number.get(h.unit_id, len(number))))
 
 
 def _pool_round(
     fetched: list[UnitHit],
     lexical: dict[str, float],
     weight: float,
-    fetch: int,
-    n_units: int,
     k: int,
     exhausted: bool,
+    floor: float,
 ) -> list[PooledTable] | None:
     """One round: the top-k tables once final, ``None`` to fetch more.
 
     A generic store cannot say what an unfetched unit's cosine is, so while one could be lifted
-    into the top k by its words, the search fetches more: the ranking stays exact.
+    into the top k by its words, the search fetches more: the ranking stays exact. Nor can it say which
+    unfetched unit ties the last fetched one: while the k-th table scores no more than that (``floor``), a tied
+    table of an earlier unit may be unfetched, so the search fetches more (the default store orders ties alike).
     """
     settled = not lexical_candidates(fetched, lexical, weight, k)
     tables = max_pool(fuse_lexical(fetched, lexical, weight))
-    exhausted = exhausted or fetch >= n_units
-    if not (exhausted or (settled and ranking_is_final(tables, k))):
+    above = len(tables) >= k and tables[k - 1].score > floor
+    if not (exhausted or (settled and above and ranking_is_final(tables, k))):
         return None
     return tables[:k]
+
+
+def _floor(fetched: Sequence[UnitHit]) -> float:
+    """The lowest score the store returned: no unfetched unit scores more."""
+    return min((h.score for h in fetched), default=float("-inf"))
 
 
 def _in_scope(table_ids: Sequence[str], scope: Scope) -> bool:

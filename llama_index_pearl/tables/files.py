@@ -256,7 +256,7 @@ def read_csv_file(
             dialect.encoding,
         )
     with _bad_lines():  # a count past the rows read skips the bad lines there too, uncounted
-        total = len(frame) if max_rows is None or len(frame) < max_rows else _count_rows(path, dialect)
+        total = len(frame) if max_rows is None or len(frame) < max_rows else _count_rows(path, dialect, len(names))
     return frame, total, bad
 
 
@@ -295,39 +295,55 @@ def _has_replacement(frame: pd.DataFrame) -> bool:
     return any(frame[c].str.contains("\ufffd", regex=False).any() for c in frame.columns)
 
 
-def _count_rows(path: Path, dialect: _Dialect) -> int:
-    """Data rows of the whole file, streamed in bounded memory (quoted newlines counted right).
+def _count_rows(path: Path, dialect: _Dialect, fields: int) -> int:
+    """Data rows of the whole file, streamed in bounded memory (quoted newlines counted right), counted as the
+    read counts them: with ``skip_bad_lines``, a row with more fields than the header's ``fields`` is no row, so
+    a table's row count is the same whether it is read whole or sampled.
 
     Arrow's multi-threaded reader counts 1 GiB in about a fifth of the time pandas takes, so it is
-    used when the ``parquet`` extra (pyarrow) is installed; a file it refuses (ragged rows, which
-    pandas pads) and installs without pyarrow are counted by pandas' C parser.
+    used when the ``parquet`` extra (pyarrow) is installed; a file it refuses (a long row without
+    ``skip_bad_lines``) and installs without pyarrow are counted by pandas' C parser.
     """
     try:
-        return _count_rows_arrow(path, dialect)
+        return _count_rows_arrow(path, dialect, fields)
     except (ImportError, ValueError, UnicodeError):
         total = 0
-        with pd.read_csv(path, **_read_options(dialect), usecols=[0], chunksize=200_000) as chunks:
+        # pandas checks a row's length only when it reads every column: a long row must be seen to be skipped
+        columns = None if dialect.skip_bad_lines else [0]
+        with pd.read_csv(path, **_read_options(dialect), usecols=columns, chunksize=20_000) as chunks:
             for chunk in chunks:
                 total += len(chunk)
         return total
 
 
-def _count_rows_arrow(path: Path, dialect: _Dialect) -> int:
+def _count_rows_arrow(path: Path, dialect: _Dialect, fields: int) -> int:
     import pyarrow as pa
     from pyarrow import csv as pa_csv
+
+    short = 0
+
+    def ragged(row: Any) -> str:
+        nonlocal short
+        if row.actual_columns < row.expected_columns:  # pandas pads a short row: it is a row
+            short += 1
+            return "skip"
+        return "skip" if dialect.skip_bad_lines else "error"
 
     reader = pa_csv.open_csv(
         path,
         read_options=pa_csv.ReadOptions(
-            encoding=dialect.encoding, skip_rows=1, autogenerate_column_names=True, block_size=1 << 20
+            encoding=dialect.encoding, skip_rows=1, column_names=[f"f{i}" for i in range(fields)], block_size=1 << 20
         ),
         parse_options=pa_csv.ParseOptions(
-            delimiter=dialect.delimiter, quote_char=dialect.quotechar, newlines_in_values=True
+            delimiter=dialect.delimiter,
+            quote_char=dialect.quotechar,
+            newlines_in_values=True,
+            invalid_row_handler=ragged,
         ),
         convert_options=pa_csv.ConvertOptions(include_columns=["f0"], column_types={"f0": pa.binary()}),
     )
     try:
-        return sum(batch.num_rows for batch in reader)
+        return sum(batch.num_rows for batch in reader) + short
     except pa.ArrowException as exc:  # ArrowInvalid is a ValueError; others are mapped to one here
         raise ValueError(str(exc)) from exc
 
