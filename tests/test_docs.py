@@ -507,3 +507,16 @@ def test_the_api_reference_leads_with_the_index_the_retriever_and_the_config_and
     assert all(f'id="llama_index_pearl.index.PearlTableIndex.{m}"' in api for m in members)
     assert re.search(r":(class|func|meth|mod|attr|data):`", api) is None
     assert 'href="#llama_index_pearl.config.PearlConfig"' in api  # a role became a link
+
+
+def test_the_command_a_page_says_make_demo_runs_is_the_one_it_runs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ndemo:")[1].split("\n\n")[0]
+    runs = [line.strip().replace("$(BIN)/", "") for line in recipe.splitlines()[1:]]
+    said = [
+        line.split("#")[0].strip()
+        for page in PAGES
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "what make demo runs" in line
+    ]
+    assert said and all(command in runs for command in said), (said, runs)
