@@ -145,27 +145,6 @@ def test_a_rule_out_of_range_is_refused(field, value):
         SetRule(**{field: value})
 
 
-@pytest.mark.parametrize(
-    "field, value",
-    [
-        ("needed", "0.5"),
-        ("maybe", None),
-        ("coverage", "x"),
-        ("depth", 2.5),
-        ("depth", True),
-        ("bridges", 1.5),
-        ("bridges", False),
-        ("bridge_confidence", float("nan")),
-        ("coverage", float("inf")),
-        ("needed", True),
-        ("confidence", 0.5),
-    ],
-)
-def test_a_rule_of_the_wrong_type_is_refused_naming_the_field(field, value):
-    with pytest.raises(ValueError, match=rf"SetRule\.{field} must be"):
-        SetRule(**{field: value})
-
-
 def test_the_second_bar_above_the_first_is_refused():
     with pytest.raises(ValueError, match="maybe"):
         SetRule(needed=0.3, maybe=0.4)

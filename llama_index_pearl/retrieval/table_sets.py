@@ -96,14 +96,6 @@ class SetRule:
     confidence: Confidence = field(default_factory=Confidence)
 
     def __post_init__(self) -> None:
-        for name in ("depth", "bridges"):  # a bool is an int to Python, never a count here
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"SetRule.{name} must be an integer, got {value!r}")
-        for name in ("needed", "maybe", "bridge_confidence", "coverage"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                raise ValueError(f"SetRule.{name} must be a finite number, got {value!r}")
         if self.depth < 1:
             raise ValueError(f"SetRule.depth must be >= 1, got {self.depth!r}")
         if self.bridges < 0:
@@ -114,10 +106,8 @@ class SetRule:
                 raise ValueError(f"SetRule.{name} must be within (0, 1), got {value!r}")
         if self.maybe > self.needed:
             raise ValueError(f"SetRule.maybe ({self.maybe}) must be at most SetRule.needed ({self.needed})")
-        if self.coverage < 0.0:
+        if not 0.0 <= self.coverage < math.inf:
             raise ValueError(f"SetRule.coverage must be a finite number >= 0, got {self.coverage!r}")
-        if not isinstance(self.confidence, Confidence):
-            raise ValueError(f"SetRule.confidence must be a Confidence, got {self.confidence!r}")
 
     @classmethod
     def of(cls, config: PearlConfig) -> SetRule:
