@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Where torch comes from. PyPI's Linux torch is the CUDA build (about 2 GB, 18 NVIDIA packages): on a machine with
+# no local CPU wheel, make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu installs PyTorch's CPU build first.
+TORCH_INDEX ?=
 
 .PHONY: setup setup-test demo test lint docs clean
 
@@ -9,7 +12,8 @@ BIN := $(VENV)/bin
 $(BIN)/pearl: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# constraints.txt pins the CPU build of torch; unpinned torch pulls GBs of CUDA wheels
+	# constraints.txt pins torch's version; TORCH_INDEX, when set, is where its CPU build comes from
+	$(if $(TORCH_INDEX),$(BIN)/pip install -q -c constraints.txt --index-url $(TORCH_INDEX) torch)
 	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $(BIN)/pearl
 

@@ -25,7 +25,7 @@ FIGURE = re.compile(r"(<!-- figure: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- en
 
 # the questions the pictures answer (tests/test_bundled_questions.py holds the bundled database to them)
 POOLING_QUESTION = "Which venues hosted concerts by Velvet Harbor?"
-SET_QUESTION = "What seat categories were sold for the Harbor Nights Tour in Toronto?"
+SET_QUESTION = "Which cities did artists from Finland play in?"
 UNIT_TABLES = ("labels", "albums")
 
 

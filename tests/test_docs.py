@@ -330,8 +330,26 @@ def test_every_example_is_shown_with_its_output():
         assert any(f"python {name}" in b.code and b.output for b in blocks), f"no output of {name} is shown"
 
 
-def test_the_install_lines_name_the_constraints_file():
-    installs = [line for b in _all_blocks() for line in b.code.splitlines() if line.startswith("pip install")]
+def _install_lines(blocks: list[Block]) -> list[str]:
+    return [line for b in blocks for line in b.code.splitlines() if line.startswith("pip install")]
+
+
+def test_torch_is_installed_from_its_cpu_index_before_the_package():
+    installs = _install_lines(_all_blocks())
+    torch = [line for line in installs if re.search(r"\btorch==", line)]
+    assert torch and all("--index-url https://download.pytorch.org/whl/cpu" in line for line in torch)
+
+
+def test_the_readme_install_works_outside_the_checkout():
+    # PyPI's torch==2.13.0 is the CUDA build, and a user's folder has no constraints.txt: the README's own install
+    # takes the CPU build, then the package by path, reading no other file of the checkout
+    installs = _install_lines(page_blocks(ROOT / "README.md"))
+    assert installs and not [line for line in installs if "constraints.txt" in line]
+    assert "download.pytorch.org/whl/cpu" in installs[0]
+
+
+def test_inside_the_checkout_the_install_lines_pin_the_tested_versions():
+    installs = [line for line in _install_lines(_all_blocks()) if line.split("#")[0].split()[-1] == "."]
     assert installs and all("-c constraints.txt" in line for line in installs)
 
 
@@ -489,3 +507,16 @@ def test_the_api_reference_leads_with_the_index_the_retriever_and_the_config_and
     assert all(f'id="llama_index_pearl.index.PearlTableIndex.{m}"' in api for m in members)
     assert re.search(r":(class|func|meth|mod|attr|data):`", api) is None
     assert 'href="#llama_index_pearl.config.PearlConfig"' in api  # a role became a link
+
+
+def test_the_command_a_page_says_make_demo_runs_is_the_one_it_runs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ndemo:")[1].split("\n\n")[0]
+    runs = [line.strip().replace("$(BIN)/", "") for line in recipe.splitlines()[1:]]
+    said = [
+        line.split("#")[0].strip()
+        for page in PAGES
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "what make demo runs" in line
+    ]
+    assert said and all(command in runs for command in said), (said, runs)

@@ -155,3 +155,30 @@ def test_the_embedded_json_holds_no_angle_bracket_or_ampersand(hashing_embedding
     payload = re.search(r'<script id="pearl-data" type="application/json">(.*?)</script>', page, re.S).group(1)
     assert not set("<>&") & set(payload)
     assert HOSTILE in payload.encode().decode("unicode_escape")
+
+
+def _drawn(page) -> dict[str, str]:
+    body = re.search(r"<body([^>]*)>", dump_dom(page)).group(1)
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+
+
+@needs_chromium
+def test_at_the_fit_zoom_every_label_is_drawn_at_12_pixels_or_more(tmp_path):
+    from llama_index_pearl import example_data
+
+    assert main(["index", str(example_data()), "--out", str(tmp_path / "idx"), "-q"]) == 0
+    assert main(["graph", str(tmp_path / "idx"), "--html", str(tmp_path / "graph.html"), "-q"]) == 0
+    assert float(_drawn(tmp_path / "graph.html")["label-pixels"]) >= 12
+
+
+@needs_chromium
+def test_a_long_table_name_wraps_inside_the_sidebar(tmp_path):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    long = "warehouse_inventory_snapshots_by_region_and_quarter"
+    (tables / f"{long}.csv").write_text("snapshot_id,region_id\n1,7\n2,8\n3,7\n")
+    (tables / "region.csv").write_text("region_id,region_name\n7,North\n8,South\n")
+    assert main(["index", str(tables), "--out", str(tmp_path / "idx"), "-q"]) == 0
+    assert main(["graph", str(tmp_path / "idx"), "--html", str(tmp_path / "graph.html"), "-q"]) == 0
+    drawn = _drawn(tmp_path / "graph.html")
+    assert int(drawn["edges"]) >= 1 and int(drawn["side-overflow"]) == 0

@@ -46,7 +46,7 @@ __all__ = ["EXAMPLE_DATA", "cmd_demo", "cmd_graph", "cmd_index", "cmd_joins", "c
 
 EXAMPLE_DATA = example_data()
 DEMO_QUESTIONS = (
-    "In which city did Velvet Harbor play the Harbor Nights Tour?",
+    "Which cities did artists from Finland play in?",
     "Which songs appear on albums released by artists signed to Northwind Records?",
     "How much did standing tickets cost at concerts held in Blue Lantern Hall?",
 )
