@@ -42,6 +42,54 @@ def test_twin_schemas_match_once_a_prefix_all_their_tables_carry_is_dropped():
     assert twins == {"olist": ["shop"], "shop": ["olist"]}
 
 
+SPORTS_CAMEL = {
+    "Teams": ["teamID", "yearID", "name", "wins", "losses"],
+    "Players": ["playerID", "nameFirst", "nameLast", "birthYear", "teamID"],
+    "AllStarFull": ["playerID", "yearID", "gameID", "teamID", "startingPos"],
+}
+SPORTS_SNAKE = {
+    "teams": ["team_id", "year_id", "name", "wins", "losses"],
+    "players": ["player_id", "name_first", "name_last", "birth_year", "team_id"],
+    "all_star_full": ["player_id", "year_id", "game_id", "team_id", "starting_pos"],
+    "salaries": ["player_id", "year_id", "team_id", "salary"],
+    "parks": ["park_id", "park_name", "city", "state"],
+}
+
+
+def _columns(source: str, tables: dict[str, list[str]]) -> dict[tuple[str, str], list[str]]:
+    return {(source, name): columns for name, columns in tables.items()}
+
+
+def test_a_camel_case_copy_and_a_snake_case_superset_are_named_copies():
+    names = {"camel": list(SPORTS_CAMEL), "snake": list(SPORTS_SNAKE)}
+    columns = {**_columns("camel", SPORTS_CAMEL), **_columns("snake", SPORTS_SNAKE)}
+    assert twin_sources(names, columns) == {"camel": ["snake"], "snake": ["camel"]}
+
+
+def test_a_copy_under_other_table_names_is_named_by_the_columns_it_holds():
+    renamed = dict(zip(["team_seasons", "people", "all_star_games"], SPORTS_SNAKE.values()))
+    names = {"camel": list(SPORTS_CAMEL), "stats": list(renamed)}
+    columns = {**_columns("camel", SPORTS_CAMEL), **_columns("stats", renamed)}
+    assert twin_sources(names, columns) == {"camel": ["stats"], "stats": ["camel"]}
+
+
+def test_two_companies_tables_of_the_same_names_and_other_columns_are_no_copies():
+    ours = {
+        "customers": ["customerNumber", "customerName", "phone", "creditLimit"],
+        "orders": ["orderNumber", "status"],
+        "products": ["productCode", "productLine", "buyPrice"],
+    }
+    theirs = {
+        "Customers": ["CustomerID", "CompanyName", "ContactName", "Fax"],
+        "Orders": ["OrderID", "ShipVia"],
+        "Products": ["ProductID", "UnitPrice", "Discontinued"],
+    }
+    names = {"ours": list(ours), "theirs": list(theirs)}
+    columns = {**_columns("ours", ours), **_columns("theirs", theirs)}
+    assert twin_sources(names, columns) == {}
+    assert twin_sources(names) == {"ours": ["theirs"], "theirs": ["ours"]}  # names alone cannot tell
+
+
 def test_a_source_evidence_counts_the_words_its_tables_hold_and_its_best_scores():
     ranked = [("m.track", 0.7), ("f.film", 0.65), ("m.invoice", 0.6)]
     sources = {"m.track": "m", "m.invoice": "m", "f.film": "f"}

@@ -252,14 +252,19 @@ class SetAnswer:
         return within, scope
 
     def twins(self) -> dict[str | None, list[str]]:
-        """Each source's twins (copies of its schema), read once from the tables' names."""
+        """Each source's twins (copies of its schema), read once from the tables' names and columns."""
         with self._lock:
             if self._twins is None:
+                held: dict[str, list[str]] = {}
+                for table, column in zip(self.columns.table_ids, self.columns.columns):
+                    held.setdefault(table, []).append(column)
                 names: dict[str | None, list[str]] = {}
+                columns: dict[tuple[str | None, str], list[str]] = {}
                 for table in self.search.space.table_ids:
                     name = table_name_in_text(self.nodes.text(table)) or table
                     names.setdefault(self.sources.get(table), []).append(name)
-                self._twins = twin_sources(names)
+                    columns[(self.sources.get(table), name)] = held.get(table, [])
+                self._twins = twin_sources(names, columns)
             return self._twins
 
     def evidence(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> QuestionEvidence:

@@ -26,12 +26,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from llama_index_pearl.text.words import singular
+from llama_index_pearl.joins.table_names import COPY_COLUMNS, COPY_SHARE
+from llama_index_pearl.text.words import identifier_words, singular
 
 __all__ = [
     "RIVAL",
     "ROUTE_DEPTH",
     "TWIN_OVERLAP",
+    "TWIN_TABLES",
     "Route",
     "Routing",
     "SourceEvidence",
@@ -41,7 +43,8 @@ __all__ = [
 
 ROUTE_DEPTH = 48  # tables of the ranking read to route a question (each source's best ones among them)
 RIVAL = 0.2  # a second source at least this probable is named beside the chosen one
-TWIN_OVERLAP = 0.5  # share of their table names two sources hold in common to be twins (Jaccard)
+TWIN_OVERLAP = 0.5  # share of the smaller source's tables that its twin holds
+TWIN_TABLES = 2  # tables of the smaller source, and tables held in common, at the least
 
 
 @dataclass(frozen=True)
@@ -176,34 +179,77 @@ def route(evidence: Sequence[SourceEvidence], routing: Routing, twins: Mapping[s
     return Route(best, float(p[order[0]]), rivals, tuple(t for t in twins.get(best, ()) if t in present))
 
 
-def twin_sources(names: Mapping[str | None, Iterable[str]]) -> dict[str | None, list[str]]:
-    """Each source's twins: sources whose table names, a prefix every table of a source carries dropped and
-    singular, overlap by at least ``TWIN_OVERLAP`` (Jaccard), two tables or more each.
+def twin_sources(
+    names: Mapping[str | None, Iterable[str]], columns: Mapping[tuple[str | None, str], Iterable[str]] | None = None
+) -> dict[str | None, list[str]]:
+    """Each source's twins: the sources that copy its schema, whatever their naming convention, or hold it whole.
+
+    A table of one source *is* a table of another when it holds the other's columns as
+    :mod:`~llama_index_pearl.joins.table_names` reads a copy (``COPY_SHARE`` of them, names read alike whatever
+    their convention), under its name, or under another with ``COPY_COLUMNS`` at least; where the columns are not
+    known, when their names match as a schema reads them (:func:`_forms`: case, separators and camelCase, plurals, a
+    prefix most tables of a source carry). Two sources are twins when at least ``TWIN_OVERLAP`` of the smaller one's
+    tables, ``TWIN_TABLES`` at least, are tables of the other: a copy under another naming convention, or a
+    database that holds another's tables and more.
 
     >>> twin_sources({"shop": ["olist_orders", "olist_customers"], "store": ["Orders", "customers"], "zoo": ["animal"]})
     {'shop': ['store'], 'store': ['shop']}
+    >>> twin_sources({"a": ["teamsHalf", "Teams", "Players"], "b": ["teams_half", "team", "player", "salary", "park"]})
+    {'a': ['b'], 'b': ['a']}
 
     Args:
         names: Source -> its tables' names.
+        columns: ``(source, table name)`` -> the table's column names (``None``: names alone).
     """
-    normal = {source: _schema(list(tables)) for source, tables in names.items()}
+    forms = {source: dict(zip(_forms(list(tables)), tables)) for source, tables in names.items()}
+    held = {
+        source: {form: _column_set((columns or {}).get((source, table), ())) for form, table in tables.items()}
+        for source, tables in forms.items()
+    }
     twins: dict[str | None, list[str]] = {}
-    for a, left in normal.items():
-        for b, right in normal.items():
-            if a == b or len(left) < 2 or len(right) < 2:
+    for a in forms:
+        for b in forms:
+            small, large = (a, b) if len(forms[a]) <= len(forms[b]) else (b, a)
+            if a == b or len(forms[small]) < TWIN_TABLES:
                 continue
-            if len(left & right) / len(left | right) >= TWIN_OVERLAP:
+            shared = sum(_holds(held[large], form, held[small][form]) for form in forms[small])
+            if shared >= TWIN_TABLES and shared >= TWIN_OVERLAP * len(forms[small]):
                 twins.setdefault(a, []).append(b)  # type: ignore[arg-type]
     return twins
 
 
-def _schema(tables: list[str]) -> frozenset[str]:
-    """Table names as a schema reads them: lower case, a prefix most of them share dropped, singular words."""
-    words = [name.lower().replace("-", "_").replace(" ", "_").split("_") for name in tables]
+def _holds(tables: Mapping[str, frozenset[str]], form: str, columns: frozenset[str]) -> bool:
+    """Whether a source holds a table: one of its name and its columns (a copy under another name), or of its
+    name alone where the columns are not known; a table of the same name with other columns is another table
+    (``customers`` of two companies)."""
+    namesake = tables.get(form)
+    if not columns or (namesake is not None and not namesake):
+        return namesake is not None
+    if namesake and _alike(columns, namesake):
+        return True
+    return len(columns) >= COPY_COLUMNS and any(
+        len(columns & theirs) >= COPY_COLUMNS and _alike(columns, theirs) for theirs in tables.values()
+    )
+
+
+def _alike(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Two tables' columns are one table's: ``COPY_SHARE`` of the wider one's in common."""
+    return len(mine & theirs) >= COPY_SHARE * max(len(mine), len(theirs))
+
+
+def _column_set(columns: Iterable[str]) -> frozenset[str]:
+    """Column names read alike: ``CustomerID``, ``customer_id`` and ``customer id`` are one."""
+    return frozenset("_".join(identifier_words(c)) for c in columns)
+
+
+def _forms(tables: list[str]) -> list[str]:
+    """Table names as a schema reads them: words of any convention (``InvoiceLine``, ``invoice_line``), lower
+    case, singular, without a first word most of them share (``olist_orders`` is ``order``)."""
+    words = [identifier_words(name) or (name.lower(),) for name in tables]
     first = Counter(w[0] for w in words if len(w) > 1)
     prefix = first.most_common(1)[0][0] if first else None
     shared = prefix is not None and first[prefix] >= 2 and first[prefix] * 2 >= len(tables)
-    return frozenset(
+    return [
         "_".join(singular(w) for w in (parts[1:] if shared and parts[0] == prefix and len(parts) > 1 else parts))
         for parts in words
-    )
+    ]
