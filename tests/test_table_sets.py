@@ -130,15 +130,15 @@ def test_a_cut_never_leaves_a_bridge_behind_the_table_it_joined():
     assert fit_whole(["artist", "venue", "gig", "label"], whole, 2) == ["artist", "label"]
 
 
-def test_a_cut_after_a_rival_databases_table_keeps_a_later_table_with_its_bridge_or_neither():
-    """Issue 51 item 14: a hedge (a rival database's best table) after the needed tier takes one place."""
+def test_a_rival_databases_table_never_takes_the_place_of_a_table_of_the_set():
+    """A hedge (a rival database's best table) comes after the whole set, bridges included, whatever ``k``."""
     reasons = {"a": MATCHED, "m": MATCHED, "mb": BRIDGE}
     tiers = {"a": NEEDED, "m": MAYBE, "mb": MAYBE}
     chosen = TableSet(("a", "m", "mb"), reasons, tiers=tiers, hedges=("h",))
     order = set_first(["h", "a", "m", "mb", "x"], chosen)
-    assert order == ["a", "h", "m", "mb", "x"]
-    assert fit_whole(order, chosen, 3) == ["a", "h", "x"]
-    assert fit_whole(order, chosen, 4) == ["a", "h", "m", "mb"]
+    assert order == ["a", "m", "mb", "h", "x"]
+    assert fit_whole(order, chosen, 3) == ["a", "m", "mb"]
+    assert fit_whole(order, chosen, 4) == ["a", "m", "mb", "h"]
 
 
 def test_an_empty_ranking_has_an_empty_set():

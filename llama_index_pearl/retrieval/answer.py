@@ -217,6 +217,10 @@ class SetAnswer:
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         table_set = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        if hedges and chosen is not None:  # a rival's best table is needed as surely as its database is meant
+            rival = dict(zip(chosen.rivals, chosen.rival_confidences))
+            sure = {h: rival.get(self.sources.get(h), 0.0) for h in hedges}
+            table_set = dataclasses.replace(table_set, confidence={**sure, **table_set.confidence})
         return dataclasses.replace(table_set, route=chosen, hedges=hedges)
 
     def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:

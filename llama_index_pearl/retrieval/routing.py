@@ -99,12 +99,14 @@ class Route:
         confidence: Its probability among the sources in the ranking.
         rivals: Other sources at least ``RIVAL`` probable, most probable first.
         twins: Twins of the chosen source (copies of its schema) that the ranking holds.
+        rival_confidences: Each rival's probability, in the order of ``rivals``.
     """
 
     source: str | None
     confidence: float
     rivals: tuple[str | None, ...] = ()
     twins: tuple[str | None, ...] = ()
+    rival_confidences: tuple[float, ...] = ()
 
 
 def source_evidence(
@@ -175,8 +177,10 @@ def route(evidence: Sequence[SourceEvidence], routing: Routing, twins: Mapping[s
     order = sorted(range(len(evidence)), key=lambda i: (-p[i], i))
     best = evidence[order[0]].source
     present = {e.source for e in evidence}
-    rivals = tuple(evidence[i].source for i in order[1:] if p[i] >= RIVAL)
-    return Route(best, float(p[order[0]]), rivals, tuple(t for t in twins.get(best, ()) if t in present))
+    close = [i for i in order[1:] if p[i] >= RIVAL]
+    copies = tuple(t for t in twins.get(best, ()) if t in present)
+    rivals = tuple(evidence[i].source for i in close)
+    return Route(best, float(p[order[0]]), rivals, copies, tuple(float(p[i]) for i in close))
 
 
 def twin_sources(

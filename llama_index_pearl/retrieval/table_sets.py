@@ -144,8 +144,8 @@ class TableSet:
         tiers: Table -> :class:`SetTier` (every table of the set).
         whole: The size of the whole set, where this one holds part of it; ``None``: this is the whole set.
         route: The source the question was routed to (``None``: one source in reach).
-        hedges: The best table of each close rival source (:attr:`Route.rivals`): returned after the needed tier,
-            outside the set, since the question may mean that database.
+        hedges: The best table of each close rival source (:attr:`Route.rivals`): returned after the set, outside
+            it, since the question may mean that database; its confidence is that database's probability.
     """
 
     tables: tuple[str, ...]
@@ -299,8 +299,8 @@ def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:
 
 
 def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
-    """The set's tables in its order (a close rival database's best tables after the needed tier), then every
-    other table of ``ranked`` in its order.
+    """The set's tables in its order, then a close rival database's best tables, then every other table of
+    ``ranked`` in its order: a rival's table never takes the place of a table of the set.
 
     >>> chosen = TableSet(("venue", "gig"), {"venue": SetReason.MATCHED, "gig": SetReason.BRIDGE})
     >>> set_first(["artist", "venue", "label", "gig"], chosen)
@@ -310,11 +310,8 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
         ranked: Table ids by descending score.
         table_set: From :func:`choose_table_set`.
     """
-    needed = [t for t in table_set.tables if table_set.tiers.get(t) is not SetTier.MAYBE]
     hedges = [t for t in table_set.hedges if t not in table_set]
-    rest = [t for t in table_set.tables if t not in needed]
-    first = [*needed, *hedges, *rest]
-    return [*first, *(t for t in ranked if t not in table_set and t not in hedges)]
+    return [*table_set.tables, *hedges, *(t for t in ranked if t not in table_set and t not in hedges)]
 
 
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
