@@ -126,3 +126,15 @@ def test_pearl_query_names_the_sources_on_one_line_and_how_many_it_leaves_out(ma
     assert main(["query", str(many_sources_index), "Which lamps?", "--source", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.rstrip().endswith("and 2 more")
+
+
+def test_the_text_and_the_json_list_the_tables_of_a_lake_in_one_order(lake_index, capsys):
+    question = "Which users visited on 2024-01-02, and what did the desk cost?"
+    assert main(["query", str(lake_index), question, "-k", "3", "-q"]) == 0
+    shown = capsys.readouterr().out.split()
+    assert main(["query", str(lake_index), question, "-k", "3", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    short = short_table_names([r["table_id"] for r in rows], {r["table_id"]: r["source"] for r in rows})
+    assert [short[r["table_id"]] for r in rows] == shown
+    in_set = [r["in_set"] for r in rows]
+    assert in_set == sorted(in_set, reverse=True)  # the set first, then the rest
