@@ -56,9 +56,9 @@ def pipeline() -> str:
     graph = index.join_graph
     return _mermaid(
         [
-            "flowchart TB",
+            "flowchart LR",  # two columns of boxes: a row of ten would be drawn at about 7 px
             '  subgraph offline["offline: once per build"]',
-            "    direction LR",
+            "    direction TB",
             f"    T[{_label(f'{len(index.tables)} tables')}]",
             f"    T --> G[{_label(f'join graph: {graph.number_of_edges()} joined table pairs')}]",
             f"    G --> P[{_label(f'{len(index.join_paths)} join paths of 2-3 tables')}]",
@@ -67,7 +67,7 @@ def pipeline() -> str:
             "    T --> U",
             "  end",
             '  subgraph online["online: per question, no LLM"]',
-            "    direction LR",
+            "    direction TB",
             f"    A[{_label('question')}] --> E[{_label('embed once + BM25 words')}]",
             f"    E --> S[{_label('top units by fused score')}]",
             f"    S --> M[{_label('max-pool units to tables')}]",
@@ -163,7 +163,7 @@ def _answer_set_caption(nodes: list) -> str:
 
 
 def _answer_set_drawing(nodes: list) -> str:
-    lines = ["flowchart LR"]
+    lines = ["flowchart TB"]  # a chain of five tables side by side is drawn at about 7 px
     for node in nodes:
         meta = node.metadata
         role = meta["set_reason"] if meta["in_set"] else "candidate"

@@ -39,6 +39,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import networkx as nx
 import pytest
 import yaml
 from fake_openai import FakeOpenAIServer, prompt_text, text, valid_answer
@@ -520,3 +521,34 @@ def test_the_command_a_page_says_make_demo_runs_is_the_one_it_runs():
         if "what make demo runs" in line
     ]
     assert said and all(command in runs for command in said), (said, runs)
+
+
+_MERMAID = re.compile(r"```mermaid\n(.*?)```", re.S)
+_EDGE = re.compile(r"^\s*(\w+)(?:\[.*?\])?(?::::\w+)?\s*(?:-->|---|-\.->|==>)\s*(\|.*?\|\s*)?(\w+)")
+
+
+def _widest_row(diagram: str) -> int:
+    """The most boxes a Mermaid flowchart lays side by side: its longest chain along a left-to-right direction, an
+    edge's label counted as a box (it takes as much room)."""
+    lines = diagram.splitlines()
+    directions = [lines[0].split()[1]]
+    row = nx.DiGraph()
+    for line in lines[1:]:
+        words = line.split()
+        if words[:1] == ["subgraph"]:
+            directions.append(directions[-1])
+        elif words[:1] == ["end"]:
+            directions.pop()
+        elif words[:1] == ["direction"]:
+            directions[-1] = words[1]
+        elif (edge := _EDGE.match(line)) and directions[-1] == "LR":
+            row.add_edge(edge.group(1), edge.group(3), weight=2 if edge.group(2) else 1)
+    return nx.dag_longest_path_length(row) + 1 if row.number_of_edges() else 1
+
+
+def test_no_diagram_lays_more_than_four_boxes_side_by_side():
+    """A row of five boxes, or four with three labels between them, drew its text at about 7 px on the page."""
+    for page in PAGES:
+        for diagram in _MERMAID.findall(page.read_text(encoding="utf-8")):
+            if diagram.startswith("flowchart"):
+                assert _widest_row(diagram) <= 4, f"{page.name}: a diagram lays {_widest_row(diagram)} boxes in a row"
