@@ -187,3 +187,21 @@ def test_a_question_across_two_sources_joined_by_a_key_gets_one_set_across_them(
     assert index.join_graph.has_edge("billing/invoices", "crm/customers")
     chosen, _ = _answer(index, "What is the total invoice amount of each customer name?")
     assert chosen == {"billing/invoices", "crm/customers"}
+
+
+def test_a_question_two_databases_answer_gets_both_sets_each_labelled_with_its_database(minilm):
+    schema = {
+        "actor": pd.DataFrame({"actor_id": [1, 2, 3], "last_name": ["Hope", "Reed", "Page"]}),
+        "film_actor": pd.DataFrame({"actor_id": [1, 2, 3, 1], "film_id": [9, 8, 9, 7]}),
+    }
+    tables = [_table(source, name, frame) for source in ("pagila", "sakila") for name, frame in schema.items()]
+    index = PearlTableIndex.from_tables(tables, embed_model=minilm)
+    nodes = index.as_retriever(similarity_top_k=4).retrieve("Which actors played in the most films?")
+    meta = [n.node.metadata for n in nodes]
+    chosen, (rival,) = meta[0]["routed_source"], meta[0]["route_rivals"]
+    ours = [m for m in meta if m["in_set"]]
+    theirs = [m for m in meta if not m["in_set"] and m["set_source"] == rival]
+    assert {m["source"] for m in ours} == {chosen} and {m["set_source"] for m in ours} == {chosen}
+    assert {m["source"] for m in theirs} == {rival} and {m["set_tier"] for m in theirs} == {"needed"}
+    assert meta.index(theirs[0]) == len(ours)  # the rival's set follows the set, never in its place
+    assert all(m["set_confidence"] is not None for m in meta)

@@ -219,14 +219,31 @@ def format_ranked(
         lines.append(f"How they join ({JOINS_LEGEND}):")
         lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
     others = [hit for hit in nodes if not hit.node.metadata.get("in_set")]
+    rank = len(chosen) + 1
+    for source, sure in _rival_sets(nodes):
+        theirs = [hit for hit in others if hit.node.metadata.get("set_source") == source]
+        if theirs:
+            lines.append(f"If the question means {source} (how surely: {sure:.2f}), it needs:")
+            _table_lines(lines, theirs, rank, width, first_seen)
+            rank += len(theirs)
+    others = [hit for hit in others if hit.node.metadata.get("set_source") is None]
     if others:
         lines.append("Other candidates:")
-        _table_lines(lines, others, len(chosen) + 1, width, first_seen)
+        _table_lines(lines, others, rank, width, first_seen)
         more = [h for h in connecting_hints([*kept, *hints]) if h not in kept]
         if more:
             lines.append("How they join the set and each other:")
             lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
+
+
+def _rival_sets(nodes: Sequence[NodeWithScore]) -> list[tuple[str, float]]:
+    """Each close rival database whose set was returned, and how surely the question means it."""
+    meta = nodes[0].node.metadata if nodes else {}
+    return [
+        (str(source), float(sure or 0.0))
+        for source, sure in zip(meta.get("route_rivals", []), meta.get("route_rival_confidences", []))
+    ]
 
 
 def _route_lines(nodes: Sequence[NodeWithScore]) -> list[str]:

@@ -189,7 +189,7 @@ class SetAnswer:
             return list(pooled[:k]), TableSet((), {})
         table_set = self.table_set(ranked, rule, request.scope)
         known = {t.table_id: t for t in pooled}
-        missing = [t for t in table_set.tables if t not in known]
+        missing = [t for t in (*table_set.tables, *table_set.hedges) if t not in known]
         if missing:
             known.update((t.table_id, t) for t in self._scored(ranked, missing))
         size = len(table_set.tables)
@@ -208,20 +208,35 @@ class SetAnswer:
             scope: The tables in reach (``None``: every table).
         """
         chosen = self.route(ranked, scope)
-        hedges: tuple[str, ...] = ()
-        if chosen is not None:
-            hedges = tuple(_best_of(ranked.tables, self.sources, chosen.rivals))
-            ranked, scope = self.within(ranked, rule, chosen, scope)
+        if chosen is None:
+            return self._chosen(ranked, rule, scope)
+        alternatives = tuple(
+            self._alternative(ranked, rule, scope, Route(rival, sure))
+            for rival, sure in zip(chosen.rivals, chosen.rival_confidences)
+        )
+        within, inside = self.within(ranked, rule, chosen, scope)
+        table_set = self._chosen(within, rule, inside)
+        hedges = tuple(dict.fromkeys(t for a in alternatives for t in a.needed if t not in table_set))
+        confidence = {**{t: a.confidence[t] for a in alternatives for t in a.needed}, **table_set.confidence}
+        return dataclasses.replace(
+            table_set, confidence=confidence, route=chosen, hedges=hedges, alternatives=alternatives
+        )
+
+    def _chosen(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> TableSet:
+        """The set read off each candidate's confidence, within ``scope``."""
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
         pairs = [(t.table_id, t.score) for t in ranked.tables]
-        table_set = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
-        if hedges and chosen is not None:  # a rival's best table is needed as surely as its database is meant
-            rival = dict(zip(chosen.rivals, chosen.rival_confidences))
-            sure = {h: rival.get(self.sources.get(h), 0.0) for h in hedges}
-            table_set = dataclasses.replace(table_set, confidence={**sure, **table_set.confidence})
-        return dataclasses.replace(table_set, route=chosen, hedges=hedges)
+        return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+
+    def _alternative(self, ranked: Ranked, rule: SetRule, scope: Scope | None, rival: Route) -> TableSet:
+        """The set within a close rival database: the question may mean it, as surely as ``rival.confidence``
+        (each confidence is times that)."""
+        within, inside = self.within(ranked, rule, rival, scope)
+        alternative = self._chosen(within, rule, inside)
+        confidence = {t: c * rival.confidence for t, c in alternative.confidence.items()}
+        return dataclasses.replace(alternative, confidence=confidence, route=rival)
 
     def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:
         """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.routing`); ``None`` where
@@ -330,16 +345,6 @@ class SetAnswer:
             return extra
         last = ranked.tables[-1]
         return [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
-
-
-def _best_of(
-    pooled: Sequence[PooledTable], sources: Mapping[str, str | None], rivals: Sequence[str | None]
-) -> list[str]:
-    """The best table of each rival source, in the rivals' order."""
-    best: dict[str | None, str] = {}
-    for table in pooled:
-        best.setdefault(sources.get(table.table_id), table.table_id)
-    return [best[r] for r in rivals if r in best]
 
 
 def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:

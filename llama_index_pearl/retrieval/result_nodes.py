@@ -36,11 +36,18 @@ def _route_meta(table_set: TableSet) -> dict[str, Any]:
     """The source a question was routed to, how surely, the close rivals and the twins (``None``s: not routed)."""
     chosen = table_set.route
     if chosen is None:
-        return {"routed_source": None, "route_confidence": None, "route_rivals": [], "route_twins": []}
+        return {
+            "routed_source": None,
+            "route_confidence": None,
+            "route_rivals": [],
+            "route_rival_confidences": [],
+            "route_twins": [],
+        }
     return {
         "routed_source": chosen.source,
         "route_confidence": _rounded(chosen.confidence),
         "route_rivals": list(chosen.rivals),
+        "route_rival_confidences": [_rounded(p) for p in chosen.rival_confidences],
         "route_twins": list(chosen.twins),
     }
 
@@ -102,7 +109,8 @@ class ResultNodes:
             ranked: The retrieved tables, the set's first.
             units: What each matched unit is.
             include_join_hints_in_text: Append each hint to the text of the later-ranked of its two tables.
-            table_set: The set (``in_set``, ``set_tier``, ``set_reason`` and ``set_confidence`` of each node);
+            table_set: The set (``in_set``, ``set_tier``, ``set_reason``, ``set_confidence`` and ``set_source``
+                of each node: a close rival database's needed tables say their own tier and database);
                 ``None``: no set.
         """
         hints = self._join_hints(tuple(table.table_id for table in ranked))
@@ -152,6 +160,7 @@ class ResultNodes:
     ) -> TextNode:
         unit = units.get(hit.unit_id, UnitInfo(None, [], None))
         reason = table_set.reasons.get(hit.table_id)
+        holder = table_set.holding(hit.table_id) or table_set
         metadata = {
             "table_id": hit.table_id,
             "source": self._sources.get(hit.table_id),
@@ -161,9 +170,10 @@ class ResultNodes:
             "matched_question": unit.question,
             "cosine": hit.cosine,
             "in_set": reason is not None,
-            "set_tier": table_set.tiers[hit.table_id].value if hit.table_id in table_set.tiers else None,
-            "set_reason": reason.value if reason is not None else None,
+            "set_tier": holder.tiers[hit.table_id].value if hit.table_id in holder.tiers else None,
+            "set_reason": holder.reasons[hit.table_id].value if hit.table_id in holder.reasons else None,
             "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
+            "set_source": holder.route.source if holder.route is not None and hit.table_id in holder else None,
             "set_size": table_set.size,
             **_route_meta(table_set),
             "join_hints": [self._hint_dict(h) for h in hints],

@@ -144,8 +144,10 @@ class TableSet:
         tiers: Table -> :class:`SetTier` (every table of the set).
         whole: The size of the whole set, where this one holds part of it; ``None``: this is the whole set.
         route: The source the question was routed to (``None``: one source in reach).
-        hedges: The best table of each close rival source (:attr:`Route.rivals`): returned after the set, outside
-            it, since the question may mean that database; its confidence is that database's probability.
+        hedges: The needed tables of each close rival database's set (``alternatives``): returned after the set,
+            outside it, since the question may mean that database.
+        alternatives: The set within each close rival database (:attr:`Route.rivals`), each with its own tiers,
+            its ``route`` that database and how probable it is, its confidences times that probability.
     """
 
     tables: tuple[str, ...]
@@ -155,6 +157,7 @@ class TableSet:
     whole: int | None = None
     route: Route | None = None
     hedges: tuple[str, ...] = ()
+    alternatives: tuple[TableSet, ...] = ()
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self.reasons
@@ -168,6 +171,12 @@ class TableSet:
     def needed(self) -> tuple[str, ...]:
         """The tables of the needed tier, in order."""
         return tuple(t for t in self.tables if self.tiers.get(t) is SetTier.NEEDED)
+
+    def holding(self, table_id: str) -> TableSet | None:
+        """The set that holds a table: this one, or the alternative whose needed tier holds it (``None``: none)."""
+        if table_id in self:
+            return self
+        return next((a for a in self.alternatives if a.tiers.get(table_id) is SetTier.NEEDED), None)
 
 
 def choose_table_set(
