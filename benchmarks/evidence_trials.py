@@ -1,0 +1,138 @@
+"""Evidence tried for the confidence: does a new feature raise each dev set's held-out AUC and calibration?
+
+Each benchmark folder is indexed at the shipped defaults and every question's candidates are read as
+``benchmarks/table_sets.py`` reads them (per database). Beside the shipped features, candidate features that
+follow from how data works are computed for each candidate:
+
+- ``links``: how many of the ranking's first three tables it joins (a link table joins two tables that match);
+- ``references``: how many tables it references by key (a fact table references its dimensions);
+- ``measures``: its numeric columns that are no key (a measure lives there), and ``asks_measure`` times it
+  (the question asks an amount: total, average, revenue, spent ...);
+- ``spread``: how many candidates are the best column match of some content word of the question (a question
+  whose words land on several tables needs several).
+
+The logistic model is fitted with each dev set held out in turn (dev sets weighed alike) with the shipped
+features and each trial's features added; each held-out set's AUC, ECE, and ECE over its single-table and 4+
+table questions are printed:
+
+    python benchmarks/evidence_trials.py \
+        ../shared/bench/{business_words,spider2_lite,tpch,nycflights13,spider,spider_realistic}
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from table_sets import auc, question_rows
+
+from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
+from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.retrieval.evidence import FEATURES
+from llama_index_pearl.text.words import identifier_words
+
+TRIALS = {
+    "links": ["links"],
+    "references": ["references"],
+    "measures": ["measures", "asks_measure_measures"],
+    "spread": ["spread"],
+    "all": ["links", "references", "measures", "asks_measure_measures", "spread"],
+}
+EXTRA = ["links", "references", "measures", "asks_measure_measures", "spread"]
+KEY_WORDS = frozenset({"id", "key", "code", "no", "num", "sk", "uuid", "guid"})
+ASKS_MEASURE = re.compile(
+    r"\b(total|average|sum|how much|revenue|sales|amount|cost|price|paid|pay|spent|spend|earn\w*|income|profit|"
+    r"value|salary|salaries|quantity|turnover|budget)\b",
+    re.I,
+)
+
+
+def measures(table) -> int:
+    """Numeric columns whose name has no key word."""
+    return sum(
+        1
+        for c in table.columns
+        if not KEY_WORDS & set(identifier_words(str(c))) and str(table.df[c].dtype).lower().startswith(("int", "float"))
+    )
+
+
+def extra_features(evidence, question: str, held: dict[str, int]) -> np.ndarray:
+    graph, tables = evidence.graph, evidence.tables
+    wins = evidence.features[:, FEATURES.index("word_column_wins")] > 0
+    asks = float(bool(ASKS_MEASURE.search(question)))
+    rows = []
+    for table in tables:
+        near = set(graph.neighbors(table)) if table in graph else set()
+        links = sum(1 for other in tables[:3] if other != table and other in near)
+        refs = sum(1 for other in near if any(j.left_table == table for j in joins_between(graph, table, other)))
+        count = np.log1p(held.get(table, 0))
+        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum())])
+    return np.asarray(rows, dtype=np.float64)
+
+
+def collect(folder: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    bench = load_benchmark(folder)
+    index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
+    held = {t.id: measures(t) for t in bench.tables}
+    x, y, n = [], [], []
+    for query, row in zip(bench.queries, question_rows(index, bench.queries, True)):
+        evidence = row["evidence"]
+        if not len(evidence.tables):
+            continue
+        x.append(np.hstack([evidence.features, extra_features(evidence, query.question, held)]))
+        y += [float(t in query.gold_tables) for t in evidence.tables]
+        n += [len(query.gold_tables)] * len(evidence.tables)
+    return np.vstack(x), np.asarray(y), np.asarray(n)
+
+
+def fitted(x: np.ndarray, y: np.ndarray, weight: np.ndarray):
+    """Logistic regression (L2 1e-3, gradient descent on standardised features), as table_sets.fit."""
+    mean, spread = x.mean(0), x.std(0) + 1e-9
+
+    def design(rows: np.ndarray) -> np.ndarray:
+        return np.hstack([(rows - mean) / spread, np.ones((len(rows), 1))])
+
+    z, w = design(x), np.zeros(x.shape[1] + 1)
+    for _ in range(3000):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        w -= 0.5 * (z.T @ ((p - y) * weight) / weight.sum() + 1e-3 * w)
+    return lambda rows: 1.0 / (1.0 + np.exp(-design(rows) @ w))
+
+
+def held_out(data: dict, columns: list[int]) -> dict[str, tuple[float, float, float, float]]:
+    out = {}
+    for name, (x, y, n) in data.items():
+        others = [o for o in data if o != name]
+        xs = np.vstack([data[o][0][:, columns] for o in others])
+        ys = np.concatenate([data[o][1] for o in others])
+        weight = np.concatenate([np.full(len(data[o][1]), 1.0 / len(data[o][1])) for o in others])
+        p = fitted(xs, ys, weight)(x[:, columns])
+        masks = (np.ones(len(y), bool), n == 1, n >= 4)
+        eces = [calibration_error(list(zip(p[m], y[m]))) if m.any() else float("nan") for m in masks]
+        out[name] = (auc(p, y), *eces)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("benches", nargs="+")
+    args = parser.parse_args(argv)
+    data = {Path(folder).name: collect(folder) for folder in args.benches}
+    shipped = list(range(len(FEATURES)))
+    for trial, names in {"shipped": [], **TRIALS}.items():
+        columns = shipped + [len(FEATURES) + EXTRA.index(n) for n in names]
+        for name, (a, e, e1, e4) in held_out(data, columns).items():
+            print(f"{trial:10s} {name:18s} AUC {a:.3f} ECE {e:.3f} ECE 1 table {e1:.3f} ECE 4+ {e4:.3f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
