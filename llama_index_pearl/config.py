@@ -138,6 +138,10 @@ class PearlConfig:
             it (``insert_tables(..., needed_confidence=0.6)``) changes the index's bar from then on, persisted.
         maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``
             (an insert may change it as it changes ``needed_confidence``).
+        preferred_sources: Sources, comma-separated, that a question routed to one of their copies (a *twin*:
+            :func:`~llama_index_pearl.retrieval.routing.twin_sources`) is answered within instead, the copy named:
+            the production database before its export, the warehouse before its staging copy. ``None``: the
+            question is answered within the copy it is routed to. An insert may change it, as it changes the bars.
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that
@@ -285,6 +289,13 @@ class PearlConfig:
         f"confidence from which a table may be needed (default {DEFAULT_MAYBE_CONFIDENCE}; at most needed)",
         min=0.01,
         max=0.99,
+        update=True,
+        kept=True,
+    )
+    preferred_sources: str | None = option(
+        None,
+        "answer",
+        "sources (comma-separated) a question routed to one of their copies is answered within",
         update=True,
         kept=True,
     )

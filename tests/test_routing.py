@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from llama_index_pearl import PearlTableIndex, Table
+from llama_index_pearl import PearlConfig, PearlTableIndex, Table
 from llama_index_pearl.retrieval.routing import Routing, SourceEvidence, route, source_evidence, twin_sources
 
 
@@ -205,3 +205,28 @@ def test_a_question_two_databases_answer_gets_both_sets_each_labelled_with_its_d
     assert {m["source"] for m in theirs} == {rival} and {m["set_tier"] for m in theirs} == {"needed"}
     assert meta.index(theirs[0]) == len(ours)  # the rival's set follows the set, never in its place
     assert all(m["set_confidence"] is not None for m in meta)
+
+
+def test_a_question_routed_to_a_copy_is_answered_within_the_source_the_user_prefers(minilm):
+    schema = {
+        "actor": pd.DataFrame({"actor_id": [1, 2, 3], "last_name": ["Hope", "Reed", "Page"]}),
+        "film_actor": pd.DataFrame({"actor_id": [1, 2, 3, 1], "film_id": [9, 8, 9, 7]}),
+    }
+    tables = [_table(source, name, frame) for source in ("pagila", "sakila") for name, frame in schema.items()]
+    for prefer, copy in (("sakila", "pagila"), ("pagila", "sakila")):
+        config = PearlConfig(preferred_sources=prefer)
+        index = PearlTableIndex.from_tables(tables, embed_model=minilm, config=config)
+        _, meta = _answer(index, "Which actors played in the most films?")
+        assert (meta["routed_source"], meta["route_twins"]) == (prefer, [copy])
+        assert copy not in meta["route_rivals"]
+
+
+def test_the_preferred_sources_are_kept_by_an_insert_and_a_load(minilm, tmp_path):
+    index = PearlTableIndex.from_tables(
+        [_table("crm", "users", pd.DataFrame({"user_id": [1, 2], "name": ["Ann", "Bo"]}))], embed_model=minilm
+    )
+    index.insert_tables(
+        [_table("crm_copy", "users", pd.DataFrame({"user_id": [1], "name": ["Ann"]}))], preferred_sources="crm"
+    )
+    index.persist(tmp_path / "idx")
+    assert PearlTableIndex.load(tmp_path / "idx", embed_model=minilm).config.preferred_sources == "crm"

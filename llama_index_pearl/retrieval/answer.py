@@ -35,7 +35,15 @@ from llama_index_pearl.retrieval.evidence import (
 from llama_index_pearl.retrieval.lexical import text_tokens
 from llama_index_pearl.retrieval.pooling import PooledTable
 from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Route, Routing, route, source_evidence, twin_sources
+from llama_index_pearl.retrieval.routing import (
+    ROUTE_DEPTH,
+    Route,
+    Routing,
+    preferred,
+    route,
+    source_evidence,
+    twin_sources,
+)
 from llama_index_pearl.retrieval.scope import Scope, Scopes
 from llama_index_pearl.retrieval.search import Ranked, Request, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
@@ -139,6 +147,8 @@ class SetAnswer:
         sources: Table -> its source (provenance).
         columns: The column vectors of the revision's tables.
         scopes: The revision's scopes (a routed question is answered within its source's).
+        preferred_sources: Sources a question routed to one of their copies is answered within
+            (``PearlConfig.preferred_sources``).
     """
 
     def __init__(
@@ -149,6 +159,7 @@ class SetAnswer:
         sources: Mapping[str, str | None],
         columns: ColumnIndex | None = None,
         scopes: Scopes | None = None,
+        preferred_sources: Sequence[str] = (),
     ) -> None:
         self.search = search
         self.words = words
@@ -156,6 +167,7 @@ class SetAnswer:
         self.sources = sources
         self.columns = columns if columns is not None else ColumnIndex()
         self.scopes = scopes
+        self.preferred_sources = tuple(preferred_sources)
         self.routing = Routing()
         self._twins: dict[str | None, list[str]] | None = None
         self._lock = threading.Lock()
@@ -210,6 +222,8 @@ class SetAnswer:
         chosen = self.route(ranked, scope)
         if chosen is None:
             return self._chosen(ranked, rule, scope)
+        if self.preferred_sources:
+            chosen = preferred(chosen, self.twins(), self.preferred_sources)
         alternatives = tuple(
             self._alternative(ranked, rule, scope, Route(rival, sure))
             for rival, sure in zip(chosen.rivals, chosen.rival_confidences)

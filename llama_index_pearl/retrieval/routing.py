@@ -37,6 +37,7 @@ __all__ = [
     "Route",
     "Routing",
     "SourceEvidence",
+    "preferred",
     "route",
     "twin_sources",
 ]
@@ -181,6 +182,30 @@ def route(evidence: Sequence[SourceEvidence], routing: Routing, twins: Mapping[s
     copies = tuple(t for t in twins.get(best, ()) if t in present)
     rivals = tuple(evidence[i].source for i in close)
     return Route(best, float(p[order[0]]), rivals, copies, tuple(float(p[i]) for i in close))
+
+
+def preferred(chosen: Route, twins: Mapping[str | None, Iterable[str]], sources: Sequence[str]) -> Route:
+    """The route to a preferred copy: a question routed to a preferred source, or to a twin of one, is answered
+    within that source; its copies are named among the twins, never answered as rivals.
+
+    >>> preferred(Route("export", 0.7, ("crm",), (), (0.3,)), {"export": ["crm"], "crm": ["export"]}, ["crm"])
+    Route(source='crm', confidence=0.7, rivals=(), twins=('export',), rival_confidences=())
+
+    Args:
+        chosen: The route the evidence chose.
+        twins: Source -> its twins (:func:`twin_sources`).
+        sources: The preferred sources, in order of preference.
+    """
+    if chosen.source in sources:
+        target = chosen.source
+    else:
+        target = next((s for s in sources if s in twins.get(chosen.source, ())), None)
+    if target is None:
+        return chosen
+    copies = {chosen.source, *twins.get(target, ())} - {target}
+    kept = [(r, p) for r, p in zip(chosen.rivals, chosen.rival_confidences) if r != target and r not in copies]
+    named = tuple(dict.fromkeys(t for t in (chosen.source, *chosen.twins) if t != target))
+    return Route(target, chosen.confidence, tuple(r for r, _ in kept), named, tuple(p for _, p in kept))
 
 
 def twin_sources(

@@ -113,11 +113,18 @@ class RetrievalState:
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(revision.config)
-        self.answer = SetAnswer(self.search, self.words, self.nodes, self.sources, self.columns, self.scopes)
+        self.preferred_sources = source_names(revision.config.preferred_sources)
+        self.answer = self._answer(self.nodes)
         self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
         self._lock = threading.Lock()
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         self.word_cache = previous.word_cache if previous is not None else QueryEmbeddingCache(WORD_CACHE_SIZE)
+
+    def _answer(self, nodes: ResultNodes) -> SetAnswer:
+        """The answer step over these result nodes (the index's, or a scope's)."""
+        return SetAnswer(
+            self.search, self.words, nodes, self.sources, self.columns, self.scopes, self.preferred_sources
+        )
 
     @property
     def unit_ids(self) -> list[str]:
@@ -176,6 +183,15 @@ class RetrievalState:
                 if len(self._scoped_answers) >= SCOPE_CACHE_SIZE:
                     self._scoped_answers.clear()
                 nodes = self.nodes.within(scope.graph)
-                found = SetAnswer(self.search, self.words, nodes, self.sources, self.columns, self.scopes)
+                found = self._answer(nodes)
                 self._scoped_answers[scope.tables] = found
             return found
+
+
+def source_names(given: str | None) -> tuple[str, ...]:
+    """The sources a comma-separated setting names, in its order (``None``: none).
+
+    >>> source_names("crm, billing")
+    ('crm', 'billing')
+    """
+    return tuple(part.strip() for part in (given or "").split(",") if part.strip())
