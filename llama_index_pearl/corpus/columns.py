@@ -15,13 +15,14 @@ Pipeline step: corpus (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.tables.table import Table, cell_text
+from llama_index_pearl.text.models import unit_rows
 from llama_index_pearl.text.words import identifier_words
 
 __all__ = ["SAMPLE_VALUES", "ColumnIndex", "column_text", "embed_texts", "name_words"]
@@ -69,10 +70,7 @@ def embed_texts(embed_model: BaseEmbedding, texts: Sequence[str]) -> np.ndarray:
     """Unit-length text embeddings, one row per text (``(0, 0)`` for none)."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
-    matrix = np.asarray(embed_model.get_text_embedding_batch(list(texts)), dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
+    return unit_rows(np.asarray(embed_model.get_text_embedding_batch(list(texts)), dtype=np.float32))
 
 
 @dataclass
@@ -178,10 +176,6 @@ class ColumnIndex:
             words += [added.words[i] for i in new]
             word_parts += [added.word_vectors[new]] if new else []
         return ColumnIndex(table_ids, columns, _stacked(parts), words, _stacked(word_parts))
-
-    def to_lists(self) -> Mapping[str, list[str]]:
-        """The names of what the vectors stand for (``catalog.json`` holds them; ``columns.npz`` the vectors)."""
-        return {"tables": self.table_ids, "columns": self.columns, "words": self.words}
 
 
 def _stacked(parts: list[np.ndarray]) -> np.ndarray:

@@ -14,13 +14,9 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_index_pearl.joins.profiles import ColumnProfile
+from llama_index_pearl.text.models import unit_rows
 
 __all__ = ["embed_names", "embed_values"]
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
 def embed_names(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, show_progress: bool = False) -> None:
@@ -55,7 +51,7 @@ def embed_values(profiles: Sequence[ColumnProfile], embed_model: BaseEmbedding, 
     for p in profiles:
         if p.examples:
             mean = matrix[[row[v] for v in p.examples]].mean(axis=0)
-            p.value_vec = _unit_rows(mean[None, :])[0]
+            p.value_vec = unit_rows(mean[None, :])[0]
 
 
 def _embed_distinct(
@@ -68,5 +64,5 @@ def _embed_distinct(
     """
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), {}
-    matrix = _unit_rows(np.asarray(embed_model.get_text_embedding_batch(texts, show_progress=show_progress)))
+    matrix = unit_rows(np.asarray(embed_model.get_text_embedding_batch(texts, show_progress=show_progress)))
     return matrix, {text: i for i, text in enumerate(texts)}

@@ -11,7 +11,7 @@ vectors give; testable without a model):
 - **its columns**: the best cosine of the question with one of its columns (``column_gap``, against the best
   table's), and **each content word of the question against its columns** (``word_column``: how far it lies
   below the best table for the word it matches best; ``word_column_wins``: the share of the words it matches
-  best; ``word_column_margin``: by how much): "revenue" finds ``invoice_line.unit_price`` though no name
+  best; ``word_column_margin``: by how much): "revenue" finds ``payment.amount`` though no name
   spells it (:mod:`~llama_index_pearl.corpus.columns`);
 - **its place in the join graph**: joins from the seed (``distance``, ``adjacent``), how many tables it joins
   (``centrality``: the centre of a database is in most of its questions), its rank, the tables in reach;

@@ -21,6 +21,7 @@ from llama_index.core.schema import BaseNode, TextNode, TransformComponent
 
 from llama_index_pearl.store.faiss_store import new_faiss_store
 from llama_index_pearl.store.hnsw import HnswSettings
+from llama_index_pearl.text.models import unit_rows
 
 __all__ = ["KeepUnitsWhole", "build_vector_index", "embedded", "normalise"]
 
@@ -115,7 +116,4 @@ def normalise(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
     Args:
         vectors: Rows of floats, one per vector.
     """
-    array = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (array / norms).tolist()
+    return unit_rows(np.asarray(vectors, dtype=np.float32)).tolist()

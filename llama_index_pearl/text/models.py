@@ -48,6 +48,7 @@ __all__ = [
     "settings_embed_model",
     "settings_llm",
     "token_counter_for",
+    "unit_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -342,7 +343,20 @@ def embed_queries(embed_model: BaseEmbedding, questions: Sequence[str], batch_si
             rows.extend(batched(chunk, prompt_name="query"))
         else:
             rows.extend(embed_model.get_query_embedding(q) for q in chunk)
-    matrix = np.asarray(rows, dtype=np.float32).reshape(len(questions), -1)
+    return unit_rows(np.asarray(rows, dtype=np.float32).reshape(len(questions), -1))
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (a zero row stays zero), as float32: every vector PEARL compares is one, so
+    an inner product is a cosine.
+
+    >>> unit_rows(np.asarray([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+
+    Args:
+        matrix: One vector per row.
+    """
+    matrix = np.asarray(matrix)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    return (matrix / norms).astype(np.float32, copy=False)
