@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,9 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
         if asked and len(state.columns.vectors):
             matrix = state.columns.best_columns(ids, np.asarray([known[w] for w in asked], dtype=np.float32))
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
-        evidence = source_evidence([(t.table_id, t.score) for t in pooled], state.sources, words, weights, per_word)
+        sizes = Counter(state.sources.values())
+        pairs = [(t.table_id, t.score) for t in pooled]
+        evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
         rows.append({"db": query.db, "evidence": evidence, "best": state.sources.get(ids[0]) if ids else None})
     return rows
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -168,6 +169,7 @@ class SetAnswer:
         self.columns = columns if columns is not None else ColumnIndex()
         self.scopes = scopes
         self.preferred_sources = tuple(preferred_sources)
+        self._sizes = Counter(sources.values())  # each source's tables, for routing
         self.routing = Routing()
         self._twins: dict[str | None, list[str]] | None = None
         self._lock = threading.Lock()
@@ -271,7 +273,8 @@ class SetAnswer:
             matrix = self.columns.best_columns(ids, vectors)
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
         pairs = [(t.table_id, t.score) for t in first]
-        evidence = source_evidence(pairs, self.sources, words, weights, per_word)
+        sizes = Counter(self.sources.get(t) for t in scope.tables) if scope is not None else self._sizes
+        evidence = source_evidence(pairs, self.sources, words, weights, per_word, sizes)
         return route(evidence, self.routing, self.twins())
 
     def within(self, ranked: Ranked, rule: SetRule, chosen: Route, scope: Scope | None) -> tuple[Ranked, Scope]:

@@ -60,6 +60,8 @@ class SourceEvidence:
         words: The share of the question's word weight its tables hold.
         word_columns: The mean, over the question's content words, of the best cosine with one of its columns.
         tables: Its tables among the ranking's first ten.
+        size: Its tables in reach: a large database holds a table like anything, and a column like any word, so
+            its best scores say less of the question than a small one's.
     """
 
     source: str | None
@@ -68,24 +70,27 @@ class SourceEvidence:
     words: float
     word_columns: float
     tables: int
+    size: int = 1
 
     def features(self) -> list[float]:
-        return [self.gap, self.gap_three, self.words, self.word_columns, math.log1p(self.tables)]
+        return [self.gap, self.gap_three, self.words, self.word_columns, math.log1p(self.tables), math.log(self.size)]
 
 
 @dataclass(frozen=True)
 class Routing:
     """Weights of the conditional logit over sources, one per :meth:`SourceEvidence.features`.
 
-    Fitted by ``python benchmarks/routing.py --learn`` on every dev set whose questions name their database,
+    Fitted by ``python benchmarks/routing.py --learn`` on every dev set whose questions name their database
+    (spider, spider_realistic, spider2_lite, business_words and the dev lakes of ``benchmarks/lake/make_lake.py``),
     each set weighted alike; rounded.
     """
 
-    gap: float = -14.71
-    gap_three: float = -0.57
-    words: float = 4.13
-    word_columns: float = 18.47
-    tables: float = 0.46
+    gap: float = -13.38
+    gap_three: float = -2.39
+    words: float = 0.94
+    word_columns: float = 11.63
+    tables: float = 0.05
+    size: float = -0.6
 
     def weights(self) -> np.ndarray:
         return np.asarray([getattr(self, f.name) for f in fields(self)], dtype=np.float64)
@@ -116,6 +121,7 @@ def source_evidence(
     shares: Mapping[str, frozenset[str]],
     weights: Mapping[str, float],
     word_columns: Mapping[str, Sequence[float]],
+    sizes: Mapping[str | None, int] | None = None,
 ) -> list[SourceEvidence]:
     """The evidence of each source with a table in ``ranked``.
 
@@ -130,6 +136,7 @@ def source_evidence(
         shares: Table -> the question's words it holds.
         weights: Question word -> its weight.
         word_columns: Table -> each content word's best cosine with one of its columns (empty: none).
+        sizes: Source -> its tables in reach (``None``: one each).
     """
     if not ranked:
         return []
@@ -153,6 +160,7 @@ def source_evidence(
                 sum(weights.get(w, 0.0) for w in held) / total if total else 0.0,
                 covered,
                 first_ten[source],
+                max(1, (sizes or {}).get(source, 1)),
             )
         )
     return out
