@@ -92,6 +92,15 @@ def test_source_at_1_is_whether_the_set_lies_within_the_questions_database():
     assert metrics["all"]["Source@1"] == 50.0
 
 
+def test_copy_at_1_counts_a_set_within_a_copy_the_answer_names_of_the_questions_database():
+    from llama_index_pearl.evaluation.benchmark import evaluate_sets
+
+    queries = [BenchQuery("1", "q", ("shop.a",), 1, db="shop"), BenchQuery("2", "q", ("shop.a",), 1, db="shop")]
+    sources = {"shop.a": "shop", "copy.a": "shop_copy", "zoo.z": "zoo"}
+    metrics = evaluate_sets(queries, [["copy.a"], ["zoo.z"]], sources=sources, copies=[["shop"], []])
+    assert (metrics["all"]["Source@1"], metrics["all"]["Copy@1"]) == (0.0, 50.0)
+
+
 def test_a_benchmark_table_file_holding_a_link_path_is_read_from_the_file_it_names(tmp_path):
     """A symbolic link that a copy wrote as text (business_words links real_schemas' tables)."""
     from llama_index_pearl.evaluation.benchmark import load_benchmark

@@ -81,10 +81,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         result, index = _rank_with_index(bench, built, args, ks, depth)
     rankings = result.pop("rankings")
     slot_metrics = result.pop("slot_metrics", {})
-    sets = result.pop("sets", None)
+    sets, copies = result.pop("sets", None), result.pop("copies", None)
     if sets is not None:
         table_sources = {t.id: t.source for t in bench.tables} if args.provenance else None
-        slot_metrics = _merge_metrics(evaluate_sets(bench.queries, *sets, sources=table_sources), slot_metrics)
+        judged = evaluate_sets(bench.queries, *sets, sources=table_sources, copies=copies)
+        slot_metrics = _merge_metrics(judged, slot_metrics)
     ablation = result.pop("ablation", Ablation())
     result = {
         "bench": bench.name,
@@ -221,8 +222,13 @@ def _rank_with_index(
     results = _retrieve_by_database(bench.queries, retriever_of, per_database)
     rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in results]
     sets = [[n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("in_set")] for nodes in results]
-    needed = [
-        [n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("set_tier") == "needed"] for nodes in results
+    needed = [  # the set's own needed tier: a close rival database's needed tables are not the set's
+        [
+            n.node.metadata["table_id"]
+            for n in nodes
+            if n.node.metadata.get("in_set") and n.node.metadata.get("set_tier") == "needed"
+        ]
+        for nodes in results
     ]
     confidences = [
         [
@@ -242,6 +248,7 @@ def _rank_with_index(
     result = {
         "rankings": rankings,
         "sets": (sets, needed, confidences) if set_rule is not None else None,
+        "copies": [list(nodes[0].node.metadata.get("route_twins") or []) if nodes else [] for nodes in results],
         "ablation": ablation,
         # slot R@k scores every unit of the index: the unified pool's measure only
         "slot_metrics": {} if per_database else _slot_metrics(index, bench.queries, ks, args.lexical_weight),

@@ -151,6 +151,7 @@ def evaluate_sets(
     needed: Sequence[Sequence[str]] | None = None,
     confidences: Sequence[Sequence[tuple[str, float]]] | None = None,
     sources: Mapping[str, str | None] | None = None,
+    copies: Sequence[Sequence[str | None]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """The returned sets by group: ``Set`` = how often a set holds every gold table (percent), ``SetPrecision`` =
     the share of a set's tables that are gold (percent, averaged over questions), ``SetSize`` and ``GoldSize`` =
@@ -158,7 +159,8 @@ def evaluate_sets(
     share of the needed tier's tables that are gold (percent); with ``confidences``, ``ECE`` = the expected
     calibration error of the confidences against gold membership (:func:`calibration_error`, a plain number);
     with ``sources``, ``Source@1`` = how often the set lies within the question's ``db`` (percent; questions with
-    no ``db`` count as within).
+    no ``db`` count as within), and with ``copies`` too, ``Copy@1`` = how often it does or the answer names the
+    ``db`` as a copy of the database it was answered within.
 
     Args:
         queries: The questions.
@@ -166,6 +168,7 @@ def evaluate_sets(
         needed: Each question's needed tier (``set_tier == "needed"``).
         confidences: Each question's ``(table, set_confidence)`` of every returned table that has one.
         sources: Table -> its source (a benchmark's ``db``).
+        copies: Each question's named copies of the database it was answered within (``route_twins``).
     """
     rows = []
     for i, (q, chosen) in enumerate(zip(queries, sets)):
@@ -181,6 +184,8 @@ def evaluate_sets(
             row["NeededPrecision"] = len(gold & tier) / len(tier) if tier else 0.0
         if sources is not None:
             row["Source@1"] = float(bool(chosen) and all(q.db is None or sources.get(t) == q.db for t in chosen))
+            if copies is not None:
+                row["Copy@1"] = max(row["Source@1"], float(q.db is not None and q.db in copies[i]))
         rows.append(row)
     metrics = group_means(queries, rows)
     for row in metrics.values():  # group_means gives percents; sizes are means

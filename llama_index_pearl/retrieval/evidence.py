@@ -151,48 +151,49 @@ FEATURES = (
 class Confidence:
     """Weights of the logistic model "the question needs this table" (one per feature of :data:`FEATURES`).
 
-    Fitted by ``python benchmarks/table_sets.py --learn`` on every dev set, each weighted alike; rounded.
+    Fitted by ``python benchmarks/table_sets.py --learn`` on every dev set (spider, spider_realistic, spider2_lite,
+    tpch, nycflights13, business_words, lahman, tpcds), each weighted alike; rounded.
     :meth:`without_columns` is the model fitted without the column features, for an index without column
     vectors.
     """
 
-    bias: float = -2.8
-    gap: float = -7.63
-    own_gap: float = -0.46
-    words: float = 2.6
-    distance: float = 0.02
-    centrality: float = 0.7
-    column_gap: float = -2.95
-    rank: float = -0.52
-    adjacent: float = 0.47
-    shared_unit: float = 0.58
-    word_column: float = 1.26
-    word_column_wins: float = 2.81
-    word_column_margin: float = 8.33
-    scope_size: float = -0.31
-    question_words: float = 0.77
-    quoted: float = 1.27
+    bias: float = -2.68
+    gap: float = -6.03
+    own_gap: float = -0.87
+    words: float = 1.7
+    distance: float = -0.01
+    centrality: float = 0.62
+    column_gap: float = -2.99
+    rank: float = -0.62
+    adjacent: float = 0.33
+    shared_unit: float = 0.62
+    word_column: float = 1.66
+    word_column_wins: float = 2.75
+    word_column_margin: float = 9.04
+    scope_size: float = -0.18
+    question_words: float = 0.81
+    quoted: float = 1.18
 
     @classmethod
     def without_columns(cls) -> Confidence:
         """The model fitted on the same data without the column features (an index without column vectors)."""
         return cls(
-            bias=-2.11,
-            gap=-9.02,
-            own_gap=-1.79,
-            words=4.6,
-            distance=-0.04,
-            centrality=0.82,
+            bias=-1.85,
+            gap=-7.19,
+            own_gap=-2.72,
+            words=3.25,
+            distance=-0.09,
+            centrality=0.75,
             column_gap=0.0,
-            rank=-0.8,
-            adjacent=0.37,
-            shared_unit=0.46,
+            rank=-0.89,
+            adjacent=0.16,
+            shared_unit=0.54,
             word_column=0.0,
             word_column_wins=0.0,
             word_column_margin=0.0,
-            scope_size=-0.52,
-            question_words=0.93,
-            quoted=1.08,
+            scope_size=-0.44,
+            question_words=1.04,
+            quoted=1.01,
         )
 
     def weights(self) -> np.ndarray:
