@@ -23,11 +23,11 @@ import shutil
 import time
 from pathlib import Path
 
-from llama_index.core.llms import ChatMessage
-from llama_index.llms.openai_like import OpenAILike
+from llama_index.core.llms import LLM, ChatMessage
 
 from llama_index_pearl.evaluation.bench_tables import linked_file
 from llama_index_pearl.generation.parsing import extract_json
+from llama_index_pearl.text.models import openai_compatible_llm
 
 SYSTEM = "You write a short glossary of a database table in the words a business analyst, a manager or a clerk uses."
 ASK = (
@@ -39,7 +39,7 @@ ASK = (
 )
 
 
-def glossary(llm: OpenAILike, db: str, info: dict) -> dict:
+def glossary(llm: LLM, db: str, info: dict) -> dict:
     names = info["columns"]
     kinds = info.get("column_types") or [""] * len(names)
     columns = ", ".join(f"{n} ({k})" if k else n for n, k in zip(names, kinds))
@@ -65,16 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     source, out = Path(args.source), Path(args.out)
     plain = out.parent / f"{out.name}_plain"
     dbs = set(args.dbs.split(","))
-    llm = OpenAILike(
-        model="local",
-        api_base=args.llm_base,
-        api_key="none",
-        is_chat_model=True,
-        temperature=0.0,
-        max_tokens=400,
-        timeout=300,
-        additional_kwargs={"response_format": {"type": "json_object"}},
-    )
+    json_mode = {"response_format": {"type": "json_object"}}
+    llm = openai_compatible_llm(args.llm_base, "local", 300, 0.0, 400, additional_kwargs=json_mode)
     meta = [json.loads(x) for x in (source / "tables_meta.jsonl").read_text("utf-8").splitlines() if x.strip()]
     meta = [m for m in meta if str(m.get("db")) in dbs]
     cache_path = out / "glossary.jsonl"
