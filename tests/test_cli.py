@@ -62,7 +62,7 @@ def test_eval_writes_the_documented_json_shape(bench, tmp_path, method, capsys):
     assert set(result["metrics"]) == {"all", "1 table", "3 tables", "multi"}
     slot = set() if method == "bm25" else {"SlotR@1", "SlotR@2"}  # BM25 ranks tables, it has no units
     slot |= (
-        {"Set", "SetPrecision", "SetSize", "GoldSize", "NeededPrecision", "ECE", "Source@1"}
+        {"Set", "SetPrecision", "SetSize", "GoldSize", "NeededPrecision", "ECE", "Source@1", "Copy@1"}
         if method == "pearl"
         else set()
     )
