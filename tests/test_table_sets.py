@@ -141,6 +141,14 @@ def test_a_rival_databases_table_never_takes_the_place_of_a_table_of_the_set():
     assert fit_whole(order, chosen, 4) == ["a", "m", "mb", "h"]
 
 
+def test_a_rival_databases_table_surer_than_a_may_be_needed_one_comes_before_it_never_before_a_needed_one():
+    reasons = {"a": MATCHED, "m": MATCHED, "mb": BRIDGE, "n": MATCHED}
+    tiers = {"a": NEEDED, "m": MAYBE, "mb": MAYBE, "n": MAYBE}
+    confidence = {"a": 0.9, "m": 0.4, "mb": 0.4, "n": 0.15, "h": 0.3}
+    chosen = TableSet(("a", "m", "mb", "n"), reasons, confidence, tiers=tiers, hedges=("h",))
+    assert set_first(["h", "a", "x", "m", "mb", "n"], chosen) == ["a", "m", "mb", "h", "n", "x"]
+
+
 def test_an_empty_ranking_has_an_empty_set():
     assert choose_table_set([], {}, "x", nx.Graph()).tables == ()
 

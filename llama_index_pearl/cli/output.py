@@ -208,28 +208,22 @@ def format_ranked(
         return "\n".join(lines)
     members = {hit.node.metadata["table_id"] for hit in chosen}
     needed = [hit for hit in chosen if hit.node.metadata.get("set_tier") != SetTier.MAYBE.value]
-    maybe = [hit for hit in chosen if hit.node.metadata.get("set_tier") == SetTier.MAYBE.value]
+    # the API's order: a close rival database's needed tables among the may-be-needed ones, by confidence
+    maybe = [hit for hit in nodes if hit not in needed and hit.node.metadata.get("set_source") is not None]
+    rivals = dict(_rival_sets(nodes))
     lines.append(_tier_heading("Needed", needed, "the question needs"))
     _table_lines(lines, needed, 1, width, first_seen)
     if maybe:
         lines.append(_tier_heading("May be needed", maybe, "the question may need"))
-        _table_lines(lines, maybe, len(needed) + 1, width, first_seen)
+        _table_lines(lines, maybe, len(needed) + 1, width, first_seen, rivals)
     kept = connecting_hints([h for h in hints if set(h.tables) <= members])
     if kept:
         lines.append(f"How they join ({JOINS_LEGEND}):")
         lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
-    others = [hit for hit in nodes if not hit.node.metadata.get("in_set")]
-    rank = len(chosen) + 1
-    for source, sure in _rival_sets(nodes):
-        theirs = [hit for hit in others if hit.node.metadata.get("set_source") == source]
-        if theirs:
-            lines.append(f"If the question means {source} (how surely: {sure:.2f}), it needs:")
-            _table_lines(lines, theirs, rank, width, first_seen)
-            rank += len(theirs)
-    others = [hit for hit in others if hit.node.metadata.get("set_source") is None]
+    others = [hit for hit in nodes if hit not in needed and hit not in maybe]
     if others:
         lines.append("Other candidates:")
-        _table_lines(lines, others, rank, width, first_seen)
+        _table_lines(lines, others, len(needed) + len(maybe) + 1, width, first_seen)
         more = [h for h in connecting_hints([*kept, *hints]) if h not in kept]
         if more:
             lines.append("How they join the set and each other:")
@@ -276,14 +270,23 @@ def format_table_names(nodes: Sequence[NodeWithScore]) -> str:
 
 
 def _table_lines(
-    lines: list[str], hits: Sequence[NodeWithScore], first: int, width: int, first_seen: dict[str, str]
+    lines: list[str],
+    hits: Sequence[NodeWithScore],
+    first: int,
+    width: int,
+    first_seen: dict[str, str],
+    rivals: Mapping[str, float] | None = None,
 ) -> None:
-    """Each table's line (rank, id, score) and why it is there, appended to ``lines``."""
+    """Each table's line (rank, id, score) and why it is there, appended to ``lines``; a close rival database's
+    table (``rivals``: each one's probability) says which database it answers in."""
     for rank, hit in enumerate(hits, start=first):
         table_id = hit.node.metadata["table_id"]
         confidence = hit.node.metadata.get("set_confidence")
         sure = f"  confidence {confidence:.2f}" if confidence is not None else ""
         lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}{sure}")
+        source = hit.node.metadata.get("set_source")
+        if rivals and not hit.node.metadata.get("in_set") and source in rivals:
+            lines.append(f"       needed if the question means {source} (how surely: {rivals[source]:.2f})")
         reason = hit.node.metadata.get("set_reason")
         if reason == SetReason.BRIDGE.value:
             lines.append("       a bridge: the question names none of it, it joins the tables that match")

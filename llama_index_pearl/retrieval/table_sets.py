@@ -308,8 +308,10 @@ def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:
 
 
 def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
-    """The set's tables in its order, then a close rival database's best tables, then every other table of
-    ``ranked`` in its order: a rival's table never takes the place of a table of the set.
+    """The set's tables, then every other table of ``ranked`` in its order. A close rival database's needed
+    tables (``hedges``) come after the needed tier, each before the first may-be-needed table less sure than it:
+    one order, by how surely the question needs a table, in which a rival's table never comes before a needed
+    table of the set nor between a table and its bridges.
 
     >>> chosen = TableSet(("venue", "gig"), {"venue": SetReason.MATCHED, "gig": SetReason.BRIDGE})
     >>> set_first(["artist", "venue", "label", "gig"], chosen)
@@ -320,7 +322,27 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
         table_set: From :func:`choose_table_set`.
     """
     hedges = [t for t in table_set.hedges if t not in table_set]
-    return [*table_set.tables, *hedges, *(t for t in ranked if t not in table_set and t not in hedges)]
+    needed = [t for t in table_set.tables if table_set.tiers.get(t) is not SetTier.MAYBE]
+    maybe = _groups([t for t in table_set.tables if t not in needed], table_set)
+    sure = table_set.confidence
+    merged: list[str] = []
+    for group in maybe:
+        while hedges and sure.get(hedges[0], 0.0) > sure.get(group[0], 0.0):
+            merged.append(hedges.pop(0))
+        merged.extend(group)
+    first = [*needed, *merged, *hedges]
+    return [*first, *(t for t in ranked if t not in first)]
+
+
+def _groups(tables: Sequence[str], table_set: TableSet) -> list[list[str]]:
+    """Tables of a set in order, each with the bridges that follow it."""
+    groups: list[list[str]] = []
+    for table in tables:
+        if groups and table_set.reasons.get(table) is SetReason.BRIDGE:
+            groups[-1].append(table)
+        else:
+            groups.append([table])
+    return groups
 
 
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
