@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.evaluation.benchmark import load_benchmark
+from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 from llama_index_pearl.retrieval.evidence import content_words
 from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Routing, route, source_evidence
 from llama_index_pearl.store.embedding import normalise
@@ -65,16 +65,19 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def accuracy(rows: Sequence[dict[str, Any]], routing: Routing, twins: dict) -> tuple[float, float, float]:
-    """Source@1 of the routing, with twins counted as the database, and of the best table's source."""
+def accuracy(rows: Sequence[dict[str, Any]], routing: Routing, twins: dict) -> tuple[float, float, float, float]:
+    """Source@1 of the routing, with twins counted as the database, of the best table's source, and the ECE of
+    the route's confidence (``route_confidence`` against the route being right)."""
     right = twin_right = best = 0
+    sure: list[tuple[float, bool]] = []
     for row in rows:
-        chosen = route(row["evidence"], routing, twins).source
-        right += chosen == row["db"]
-        twin_right += chosen == row["db"] or chosen in twins.get(row["db"], ())
+        chosen = route(row["evidence"], routing, twins)
+        right += chosen.source == row["db"]
+        twin_right += chosen.source == row["db"] or chosen.source in twins.get(row["db"], ())
         best += row["best"] == row["db"]
+        sure.append((chosen.confidence, chosen.source == row["db"]))
     n = max(1, len(rows))
-    return 100.0 * right / n, 100.0 * twin_right / n, 100.0 * best / n
+    return 100.0 * right / n, 100.0 * twin_right / n, 100.0 * best / n, round(calibration_error(sure), 3)
 
 
 def fit(sets: dict[str, Sequence[dict[str, Any]]]) -> Routing:
@@ -116,11 +119,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets[bench.name] = question_rows(index, bench)
         twins_of[bench.name] = index.revisions.state().answer.twins()
         shipped = accuracy(sets[bench.name], Routing(), twins_of[bench.name])
-        out["sets"][bench.name] = {"Source@1": shipped[0], "Source@1 twins": shipped[1], "best table": shipped[2]}
+        out["sets"][bench.name] = {
+            "Source@1": shipped[0],
+            "Source@1 twins": shipped[1],
+            "best table": shipped[2],
+            "route ECE": shipped[3],
+        }
         twins = {k: v for k, v in twins_of[bench.name].items() if v}
         print(
             f"{bench.name:16s} Source@1 {shipped[0]:5.1f}  twins counted {shipped[1]:5.1f}  best table alone "
-            f"{shipped[2]:5.1f}  ({len(bench.queries)} q., {time.perf_counter() - started:.0f} s) twins: {twins}",
+            f"{shipped[2]:5.1f}  route ECE {shipped[3]:.3f}  ({len(bench.queries)} q., "
+            f"{time.perf_counter() - started:.0f} s) twins: {twins}",
             flush=True,
         )
     if args.learn:
@@ -129,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         held = {}
         for name in sets:
             other = fit({k: v for k, v in fitted_on.items() if k != name}) if name in fitted_on else model
-            held[name] = accuracy(sets[name], other, twins_of[name])[:2]  # Source@1, and with twins counted
+            held[name] = accuracy(sets[name], other, twins_of[name])  # Source@1, with twins, best table, ECE
         out["learn"] = {"routing": dataclasses.asdict(model), "held_out_source_at_1": held}
         print(json.dumps(out["learn"], indent=1))
     if args.json:
