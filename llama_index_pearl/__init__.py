@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from llama_index_pearl.config import PearlConfig
     from llama_index_pearl.corpus.build import BuildReport
     from llama_index_pearl.corpus.updates import UpdateReport
+    from llama_index_pearl.foundations.locks import LockTimeout
     from llama_index_pearl.generation import (
         HeuristicQueryGenerator,
         LLMQueryGenerator,
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
     from llama_index_pearl.index import PearlTableIndex
     from llama_index_pearl.retrieval.retriever import PearlRetriever
-    from llama_index_pearl.storage.locks import LockTimeout
     from llama_index_pearl.tables.bundled import example_data
     from llama_index_pearl.tables.inputs import load_tables
     from llama_index_pearl.tables.table import ForeignKey, Table
@@ -35,7 +35,7 @@ _PUBLIC = {
     "ForeignKey": "llama_index_pearl.tables.table",
     "HeuristicQueryGenerator": "llama_index_pearl.generation",
     "LLMQueryGenerator": "llama_index_pearl.generation",
-    "LockTimeout": "llama_index_pearl.storage.locks",
+    "LockTimeout": "llama_index_pearl.foundations.locks",
     "PearlConfig": "llama_index_pearl.config",
     "PearlRetriever": "llama_index_pearl.retrieval.retriever",
     "PearlTableIndex": "llama_index_pearl.index",

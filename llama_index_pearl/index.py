@@ -5,7 +5,7 @@ offline build (paper Algorithm 1) to :mod:`~llama_index_pearl.corpus.build`, ins
 :mod:`~llama_index_pearl.corpus.updates`, the file format to :mod:`~llama_index_pearl.storage.persistence`,
 retrieval to :mod:`~llama_index_pearl.retrieval.retriever` and the engines to
 :mod:`~llama_index_pearl.retrieval.engines`. The index holds its tables, joins, units (``IndexUnits``), store,
-catalog and revisions (:class:`~llama_index_pearl.storage.revisions.Revisions`: the current revision's retrieval
+catalog and revisions (:class:`~llama_index_pearl.foundations.revisions.Revisions`: the current revision's retrieval
 state and the locks that order retrievals and updates), and applies each update's change.
 
 Pipeline step: index (docs/architecture.md).
@@ -43,6 +43,7 @@ from llama_index_pearl.corpus.build import (
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.updates import IndexChange, UpdateReport, delete_from, insert_into
+from llama_index_pearl.foundations.revisions import Revisions
 from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.generation import IndexGenerator, QueryGenerator
 from llama_index_pearl.joins import JoinPath, paths_from_graph
@@ -51,7 +52,6 @@ from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.retrieval.sql_tables import SQL_SET_MARGIN, sql_table_retriever
 from llama_index_pearl.retrieval.state import RetrievalState, Revision
 from llama_index_pearl.storage.persistence import load_index, persist_index
-from llama_index_pearl.storage.revisions import Revisions
 from llama_index_pearl.storage.unit_stores import IndexUnits
 from llama_index_pearl.store.any_store import delete_units, store_dimension
 from llama_index_pearl.tables.inputs import TablesInput

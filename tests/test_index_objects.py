@@ -11,10 +11,10 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl.corpus.units import KIND, TABLE_IDS, UnitKind
 from llama_index_pearl.corpus.units_step import InsertScope
+from llama_index_pearl.foundations.revisions import Revisions
 from llama_index_pearl.generation import HeuristicQueryGenerator, IndexGenerator
 from llama_index_pearl.joins.graph import build_join_graph
 from llama_index_pearl.joins.paths import ColumnPair, JoinKind, JoinPath
-from llama_index_pearl.storage.revisions import Revisions
 from llama_index_pearl.storage.unit_stores import IndexUnits
 
 

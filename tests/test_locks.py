@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from llama_index_pearl.storage.locks import LockTimeout, ReadWriteLock
+from llama_index_pearl.foundations.locks import LockTimeout, ReadWriteLock
 
 SHORT = 0.05  # seconds a wait that must give up is allowed
 LONG = 10.0  # seconds a wait that must succeed is allowed

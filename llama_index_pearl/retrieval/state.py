@@ -1,7 +1,7 @@
 """``RetrievalState``: what a query reads of one revision of an index, built once, swapped by the index.
 
 The index owns it, through its revisions (``PearlTableIndex.revisions``,
-:class:`~llama_index_pearl.storage.revisions.Revisions`): built on the first retrieval after a build or load,
+:class:`~llama_index_pearl.foundations.revisions.Revisions`): built on the first retrieval after a build or load,
 then built again by every update (under the index's write lock) from the previous one, and swapped in with the
 change. The index hands it what it reads of one revision as a :class:`Revision`. Retrievers read it under the
 read lock and never write it; its lazy parts (BM25, join hints, scopes) and the query-embedding cache it hands on
@@ -28,6 +28,7 @@ from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
+from llama_index_pearl.foundations.revisions import Revisions
 from llama_index_pearl.retrieval.answer import QuestionWords, SetAnswer
 from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.grouped_search import GroupedSearch
@@ -38,7 +39,6 @@ from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.store_search import StoreSearch
 from llama_index_pearl.retrieval.table_sets import SetRule
-from llama_index_pearl.storage.revisions import Revisions
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 

@@ -6,7 +6,7 @@ updates run one at a time (:meth:`Revisions.updating`), their planning and embed
 state of the current revision (what a query reads: ``retrieval.state.RetrievalState``) is built on first use after
 a build or load, then by every apply step from the previous revision's state, and swapped in with the change.
 
-Pipeline step: storage (docs/architecture.md).
+Pipeline step: foundations (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from typing import Generic, TypeVar
 
-from llama_index_pearl.storage.locks import ReadWriteLock, check_timeout, holding
+from llama_index_pearl.foundations.locks import ReadWriteLock, check_timeout, holding
 
 __all__ = ["Revisions"]
 
@@ -64,7 +64,7 @@ class Revisions(Generic[State]):
         return state
 
     def reading(self, timeout: float | None = None) -> AbstractContextManager[None]:
-        """Hold off apply steps for the block (re-entrant; see ``storage.locks``).
+        """Hold off apply steps for the block (re-entrant; see ``foundations.locks``).
 
         Args:
             timeout: Seconds to wait for an apply step; default :attr:`timeout`.

@@ -19,7 +19,7 @@ The lock is counted, not owned, by readers, so an ``async`` retrieval may take i
 it back after awaits that ran elsewhere. Hand-written because the maintained locks (``fasteners``,
 ``readerwriterlock``) tie a read hold to the acquiring thread and know nothing of event loops.
 
-Pipeline step: storage (docs/architecture.md).
+Pipeline step: foundations (docs/architecture.md).
 """
 
 from __future__ import annotations
