@@ -547,3 +547,19 @@ def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it
         "How they join the set and each other:",
         "  gig.artist_id = artist.artist_id  [explicit]",
     ]
+
+
+def test_query_output_lists_the_may_be_needed_tier_of_a_question_in_one_database_under_its_heading():
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from llama_index_pearl.cli.output import format_ranked
+
+    def node(table_id, tier, in_set=True):
+        meta = {"table_id": table_id, "in_set": in_set, "set_tier": tier, "set_reason": "matched" if in_set else None}
+        return NodeWithScore(
+            node=TextNode(text=table_id, metadata={**meta, "cosine": 0.5, "set_source": None}), score=0.5
+        )
+
+    text = format_ranked("q", [node("gig", "needed"), node("venue", "may_be_needed"), node("city", None, False)], [])
+    may, others = text.split("May be needed")[1].split("Other candidates:")
+    assert "venue" in may and "city" not in may and "city" in others

@@ -208,9 +208,9 @@ def format_ranked(
         return "\n".join(lines)
     members = {hit.node.metadata["table_id"] for hit in chosen}
     needed = [hit for hit in chosen if hit.node.metadata.get("set_tier") != SetTier.MAYBE.value]
-    # the API's order: a close rival database's needed tables among the may-be-needed ones, by confidence
-    maybe = [hit for hit in nodes if hit not in needed and hit.node.metadata.get("set_source") is not None]
     rivals = dict(_rival_sets(nodes))
+    # the API's order: a close rival database's needed tables among the may-be-needed ones, by confidence
+    maybe = [hit for hit in nodes if _may_be_needed(hit.node.metadata, rivals)]
     lines.append(_tier_heading("Needed", needed, "the question needs"))
     _table_lines(lines, needed, 1, width, first_seen)
     if maybe:
@@ -220,7 +220,8 @@ def format_ranked(
     if kept:
         lines.append(f"How they join ({JOINS_LEGEND}):")
         lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
-    others = [hit for hit in nodes if hit not in needed and hit not in maybe]
+    shown = {hit.node.metadata["table_id"] for hit in (*needed, *maybe)}
+    others = [hit for hit in nodes if hit.node.metadata["table_id"] not in shown]
     if others:
         lines.append("Other candidates:")
         _table_lines(lines, others, len(needed) + len(maybe) + 1, width, first_seen)
@@ -229,6 +230,13 @@ def format_ranked(
             lines.append("How they join the set and each other:")
             lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
+
+
+def _may_be_needed(meta: Mapping[str, Any], rivals: Mapping[str, float]) -> bool:
+    """A table of the set's second tier, or a needed table of a close rival database's set."""
+    if meta.get("in_set"):
+        return meta.get("set_tier") == SetTier.MAYBE.value
+    return meta.get("set_source") in rivals
 
 
 def _rival_sets(nodes: Sequence[NodeWithScore]) -> list[tuple[str, float]]:
