@@ -331,14 +331,15 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
             merged.append(hedges.pop(0))
         merged.extend(group)
     first = [*needed, *merged, *hedges]
-    return [*first, *(t for t in ranked if t not in first)]
+    placed = set(first)
+    return [*first, *(t for t in ranked if t not in placed)]
 
 
 def _groups(tables: Sequence[str], table_set: TableSet) -> list[list[str]]:
-    """Tables of a set in order, each with the bridges that follow it."""
+    """Tables in order, a table of the set with the bridges that follow it as one group, any other alone."""
     groups: list[list[str]] = []
     for table in tables:
-        if groups and table_set.reasons.get(table) is SetReason.BRIDGE:
+        if groups and table_set.reasons.get(table) is SetReason.BRIDGE and groups[-1][0] in table_set:
             groups[-1].append(table)
         else:
             groups.append([table])
@@ -359,20 +360,9 @@ def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
         table_set: The set.
         k: Tables wanted.
     """
-    groups: list[list[str]] = []
-    for table in order:
-        if (
-            table in table_set
-            and table_set.reasons[table] is SetReason.BRIDGE
-            and groups
-            and groups[-1][0] in table_set
-        ):
-            groups[-1].append(table)
-        else:
-            groups.append([table])
     kept: list[str] = []
     set_closed = False
-    for group in groups:
+    for group in _groups(order, table_set):
         in_set = group[0] in table_set
         if in_set and set_closed:
             continue
