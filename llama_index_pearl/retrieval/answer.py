@@ -291,15 +291,13 @@ class SetAnswer:
         """Each source's twins (copies of its schema), read once from the tables' names and columns."""
         with self._lock:
             if self._twins is None:
-                held: dict[str, list[str]] = {}
-                for table, column in zip(self.columns.table_ids, self.columns.columns):
-                    held.setdefault(table, []).append(column)
                 names: dict[str | None, list[str]] = {}
                 columns: dict[tuple[str | None, str], list[str]] = {}
+                held = self.columns
                 for table in self.search.space.table_ids:
-                    name = table_name_in_text(self.nodes.text(table)) or table
-                    names.setdefault(self.sources.get(table), []).append(name)
-                    columns[(self.sources.get(table), name)] = held.get(table, [])
+                    name, source = table_name_in_text(self.nodes.text(table)) or table, self.sources.get(table)
+                    names.setdefault(source, []).append(name)
+                    columns[(source, name)] = [held.columns[i] for i in held.rows_of(table)]
                 self._twins = twin_sources(names, columns)
             return self._twins
 
