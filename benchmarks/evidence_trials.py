@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from table_sets import auc, question_rows
+from table_sets import auc, logistic, question_rows
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
@@ -93,20 +93,6 @@ def collect(folder: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.vstack(x), np.asarray(y), np.asarray(n)
 
 
-def fitted(x: np.ndarray, y: np.ndarray, weight: np.ndarray):
-    """Logistic regression (L2 1e-3, gradient descent on standardised features), as table_sets.fit."""
-    mean, spread = x.mean(0), x.std(0) + 1e-9
-
-    def design(rows: np.ndarray) -> np.ndarray:
-        return np.hstack([(rows - mean) / spread, np.ones((len(rows), 1))])
-
-    z, w = design(x), np.zeros(x.shape[1] + 1)
-    for _ in range(3000):
-        p = 1.0 / (1.0 + np.exp(-z @ w))
-        w -= 0.5 * (z.T @ ((p - y) * weight) / weight.sum() + 1e-3 * w)
-    return lambda rows: 1.0 / (1.0 + np.exp(-design(rows) @ w))
-
-
 def held_out(data: dict, columns: list[int]) -> dict[str, tuple[float, float, float, float]]:
     out = {}
     for name, (x, y, n) in data.items():
@@ -114,7 +100,8 @@ def held_out(data: dict, columns: list[int]) -> dict[str, tuple[float, float, fl
         xs = np.vstack([data[o][0][:, columns] for o in others])
         ys = np.concatenate([data[o][1] for o in others])
         weight = np.concatenate([np.full(len(data[o][1]), 1.0 / len(data[o][1])) for o in others])
-        p = fitted(xs, ys, weight)(x[:, columns])
+        raw, bias = logistic(xs, ys, weight, steps=3000)
+        p = 1.0 / (1.0 + np.exp(-(bias + x[:, columns] @ raw)))
         masks = (np.ones(len(y), bool), n == 1, n >= 4)
         eces = [calibration_error(list(zip(p[m], y[m]))) if m.any() else float("nan") for m in masks]
         out[name] = (auc(p, y), *eces)

@@ -42,6 +42,7 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
+    sizes = Counter(state.sources.values())  # each source's tables, as the answer step counts them
     rows = []
     for query, vector in zip(bench.queries, vectors):
         boost = state.space.boost(query.question, retriever.lexical_weight)
@@ -58,7 +59,6 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
         if asked and len(state.columns.vectors):
             matrix = state.columns.best_columns(ids, np.asarray([known[w] for w in asked], dtype=np.float32))
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
-        sizes = Counter(state.sources.values())
         pairs = [(t.table_id, t.score) for t in pooled]
         evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
         rows.append({"db": query.db, "evidence": evidence, "best": state.sources.get(ids[0]) if ids else None})

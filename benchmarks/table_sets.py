@@ -121,18 +121,22 @@ def labelled(queries: Sequence[BenchQuery], rows: Sequence[dict[str, Any]]) -> t
 
 
 def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, keep: Sequence[str]) -> Confidence:
-    """Logistic regression on the ``keep`` features (L2 1e-3, gradient descent on standardised features)."""
-    columns = [FEATURES.index(n) for n in keep]
-    sub = x[:, columns]
-    mean, spread = sub.mean(0), sub.std(0) + 1e-9
-    z = np.hstack([(sub - mean) / spread, np.ones((len(sub), 1))])
+    """Logistic regression on the ``keep`` features (:func:`logistic`), rounded into a :class:`Confidence`."""
+    raw, bias = logistic(x[:, [FEATURES.index(n) for n in keep]], y, weight)
+    return Confidence.from_weights(round(bias, 2), {n: round(float(v), 2) for n, v in zip(keep, raw)})
+
+
+def logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, steps: int = 4000) -> tuple[np.ndarray, float]:
+    """Weighted logistic regression (L2 1e-3, gradient descent on standardised features): the weights of the
+    features as given, and the bias."""
+    mean, spread = x.mean(0), x.std(0) + 1e-9
+    z = np.hstack([(x - mean) / spread, np.ones((len(x), 1))])
     w = np.zeros(z.shape[1])
-    for _ in range(4000):
+    for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-z @ w))
         w -= 0.5 * (z.T @ ((p - y) * weight) / weight.sum() + 1e-3 * w)
     raw = w[:-1] / spread
-    bias = w[-1] - float((raw * mean).sum())
-    return Confidence.from_weights(round(bias, 2), {n: round(float(v), 2) for n, v in zip(keep, raw)})
+    return raw, float(w[-1] - (raw * mean).sum())
 
 
 def auc(p: np.ndarray, y: np.ndarray) -> float:
