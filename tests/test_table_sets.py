@@ -50,6 +50,21 @@ def test_a_link_table_the_question_never_names_comes_in_as_a_bridge_of_the_neede
     assert dict(chosen.tiers) == {"artist": NEEDED, "venue": NEEDED, "gig": NEEDED}
 
 
+def test_the_surest_table_comes_first_even_where_another_scored_best():
+    """``orders`` scored best and seeds the set, but the question surely means ``products``: it comes first."""
+    graph = nx.Graph()
+    add_join(graph, "order_items", "product_id", "products", "product_id")
+    ranked = [("order_items", 0.61), ("products", 0.58)]
+    chosen = choose_table_set(ranked, {"order_items": 0.70, "products": 0.95}, "order_items", graph)
+    assert chosen.tables == ("products", "order_items")
+
+
+def test_a_table_keeps_the_bridges_that_joined_it_when_surer_tables_go_first():
+    confidence = {"artist": 0.6, "venue": 0.9, "label": 0.02, "gig": 0.05}
+    chosen = choose_table_set(GIGS, confidence, "artist", _gigs())
+    assert chosen.tables == ("venue", "gig", "artist")
+
+
 def test_a_chain_of_three_joins_comes_in_whole():
     ranked = [("customer", 0.60), ("country", 0.55), ("address", 0.20), ("city", 0.15)]
     chosen = choose_table_set(ranked, {"customer": 0.9, "country": 0.7}, "customer", _chain())
@@ -312,3 +327,64 @@ def test_a_tie_on_a_star_unit_does_not_bring_its_tables_in(minilm):
     tiers = {n.node.metadata["table_id"]: n.node.metadata["set_tier"] for n in nodes}
     assert [t for t, tier in tiers.items() if tier == "needed"] == ["store"]
     assert tiers["product"] is tiers["customer"] is tiers["calendar"] is None
+
+
+@pytest.fixture(scope="module")
+def orders_shop(minilm) -> PearlTableIndex:
+    """An order line holds the amounts (quantity, unit price); payments hold what was paid."""
+    tables = {
+        "customers": pd.DataFrame(
+            {"customer_id": [1, 2, 3, 4], "full_name": ["Ann Lee", "Bob Ray", "Cy Park", "Di Moss"]}
+        ),
+        "orders": pd.DataFrame(
+            {
+                "order_id": [10, 11, 12, 13, 14],
+                "customer_id": [1, 2, 1, 3, 4],
+                "order_date": ["2024-01-03", "2024-01-05", "2024-02-01", "2024-02-11", "2024-03-07"],
+            }
+        ),
+        "order_items": pd.DataFrame(
+            {
+                "order_id": [10, 10, 11, 12, 13, 14],
+                "product_id": [1, 2, 2, 3, 1, 3],
+                "quantity": [2, 1, 5, 1, 3, 2],
+                "unit_price": [9.5, 4.0, 4.0, 19.9, 9.5, 19.9],
+            }
+        ),
+        "products": pd.DataFrame(
+            {"product_id": [1, 2, 3], "product_name": ["Kettle", "Mug", "Toaster"], "category_id": [1, 2, 1]}
+        ),
+        "categories": pd.DataFrame({"category_id": [1, 2], "category_name": ["Appliances", "Tableware"]}),
+        "payments": pd.DataFrame(
+            {"payment_id": [100, 101, 102, 103], "order_id": [10, 11, 12, 13], "amount": [23.0, 20.0, 19.9, 28.5]}
+        ),
+        "stores": pd.DataFrame({"store_id": [1, 2], "store_address": ["1 Main St", "9 High St"]}),
+    }
+    return PearlTableIndex.from_tables(tables, embed_model=minilm)
+
+
+def test_a_measure_word_finds_the_order_lines_that_hold_its_amounts(orders_shop):
+    """ "revenue" is quantity times unit price on an order line: no name spells it, and payments are no answer."""
+    assert {"products", "order_items"} <= _set(orders_shop, "What revenue did each product bring in?")
+
+
+def test_a_question_of_five_tables_in_business_words_gets_all_five(orders_shop):
+    """ "spend" is an order line's amounts, reached from the customer through the order; "product category"
+    names a lookup two joins away."""
+    question = "How much did each customer spend per product category?"
+    wanted = {"customers", "orders", "order_items", "products", "categories"}
+    nodes = orders_shop.as_retriever(similarity_top_k=5, set_margin=0).retrieve(question)
+    assert wanted <= {n.node.metadata["table_id"] for n in nodes if n.node.metadata["in_set"]}
+
+
+@pytest.mark.parametrize(
+    ("question", "table"),
+    [
+        ("What are the names of the product categories?", "categories"),
+        ("When was each order placed?", "orders"),
+        ("Which payments were larger than 20?", "payments"),
+    ],
+)
+def test_a_single_table_question_gets_its_table_first(orders_shop, question, table):
+    nodes = orders_shop.as_retriever(similarity_top_k=3).retrieve(question)
+    assert nodes[0].node.metadata["table_id"] == table

@@ -16,8 +16,9 @@ little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.po
    where no join to it was found); a table of another source never joins the set without a join.
 3. **May be needed**: every other candidate whose confidence reaches ``maybe``, joined to the set the same way.
 
-The set comes first, needed before may-be-needed, its tables in the order they came in (each bridge after the
-table it joined, unjoined tables last in their tier), then the other tables in their order. Pure functions over
+The set comes first, needed before may-be-needed, in each tier the surest table first, each with the bridges that
+joined it (unjoined tables last in their tier), then the other tables in their order: a question's likeliest
+table comes first even where another one scored best. Pure functions over
 the ranking, the confidences, the tables' sources and a networkx join graph: testable without a model.
 
 References
@@ -289,11 +290,14 @@ class _Growth:
         return min(join_edge(self.graph, a, b).score for a, b in itertools.pairwise(path))
 
     def _answer_order(self) -> list[str]:
-        """Needed before may-be-needed; in each, the tables as they came in, unjoined tables last."""
+        """Needed before may-be-needed; in each, a table with the bridges that joined it, surest table first (ties
+        as they came in), unjoined tables last."""
         order = []
         for tier in SetTier:
             members = [t for t in self.came_in if self.tiers[t] is tier]
-            order += [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
+            joined = [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
+            groups = _groups(joined, self.reasons)
+            order += [t for group in sorted(groups, key=lambda g: -self.confidence.get(g[0], 0.0)) for t in group]
             order += [t for t in members if self.reasons[t] is SetReason.UNJOINED]
         return order
 
@@ -323,7 +327,7 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
     """
     hedges = [t for t in table_set.hedges if t not in table_set]
     needed = [t for t in table_set.tables if table_set.tiers.get(t) is not SetTier.MAYBE]
-    maybe = _groups([t for t in table_set.tables if t not in needed], table_set)
+    maybe = _groups([t for t in table_set.tables if t not in needed], table_set.reasons)
     sure = table_set.confidence
     merged: list[str] = []
     for group in maybe:
@@ -335,11 +339,11 @@ def set_first(ranked: Iterable[str], table_set: TableSet) -> list[str]:
     return [*first, *(t for t in ranked if t not in placed)]
 
 
-def _groups(tables: Sequence[str], table_set: TableSet) -> list[list[str]]:
+def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[list[str]]:
     """Tables in order, a table of the set with the bridges that follow it as one group, any other alone."""
     groups: list[list[str]] = []
     for table in tables:
-        if groups and table_set.reasons.get(table) is SetReason.BRIDGE and groups[-1][0] in table_set:
+        if groups and reasons.get(table) is SetReason.BRIDGE and groups[-1][0] in reasons:
             groups[-1].append(table)
         else:
             groups.append([table])
@@ -362,7 +366,7 @@ def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
     """
     kept: list[str] = []
     set_closed = False
-    for group in _groups(order, table_set):
+    for group in _groups(order, table_set.reasons):
         in_set = group[0] in table_set
         if in_set and set_closed:
             continue
