@@ -90,18 +90,23 @@ def fit(sets: dict[str, Sequence[dict[str, Any]]]) -> Routing:
             ys += [float(e.source == row["db"]) for e in row["evidence"]]
             group += [len(weight)] * len(row["evidence"])
             weight.append(1.0 / len(usable))
-    x, y, g, q = np.asarray(xs), np.asarray(ys), np.asarray(group), np.asarray(weight)
+    raw = conditional_logit(np.asarray(xs), np.asarray(ys), np.asarray(group), np.asarray(weight))
+    return Routing(**{f.name: round(float(v), 2) for f, v in zip(dataclasses.fields(Routing), raw)})
+
+
+def conditional_logit(x: np.ndarray, y: np.ndarray, g: np.ndarray, q: np.ndarray, start: np.ndarray | None = None):
+    """Weights of a softmax over each group's rows (``g``: the group of each row, groups contiguous; ``q``: each
+    group's weight; ``y``: 1 for the right row), by gradient descent on standardised features, L2 1e-3."""
     spread = x.std(0) + 1e-9
     z = x / spread
-    w = np.zeros(z.shape[1])
+    w = np.zeros(z.shape[1]) if start is None else start * spread
     for _ in range(3000):
         logits = z @ w
         logits -= np.maximum.reduceat(logits, np.flatnonzero(np.r_[True, g[1:] != g[:-1]]))[g]
         e = np.exp(logits)
         p = e / np.bincount(g, weights=e)[g]
         w -= 0.5 * ((z.T @ ((p - y) * q[g])) / q.sum() + 1e-3 * w)
-    raw = w / spread
-    return Routing(**{f.name: round(float(v), 2) for f, v in zip(dataclasses.fields(Routing), raw)})
+    return w / spread
 
 
 def main(argv: Sequence[str] | None = None) -> int:
