@@ -44,9 +44,12 @@ TRIALS = {
     "references": ["references"],
     "measures": ["measures", "asks_measure_measures"],
     "spread": ["spread"],
-    "all": ["links", "references", "measures", "asks_measure_measures", "spread"],
+    "beyond_seed": ["beyond_seed"],
+    "seed_covers": ["seed_covers"],
+    "both": ["beyond_seed", "seed_covers"],
 }
-EXTRA = ["links", "references", "measures", "asks_measure_measures", "spread"]
+EXTRA = ["links", "references", "measures", "asks_measure_measures", "spread", "beyond_seed", "seed_covers"]
+BEYOND = 0.05  # a candidate's column beats the seed's for a word by this much: it adds what the seed lacks
 KEY_WORDS = frozenset({"id", "key", "code", "no", "num", "sk", "uuid", "guid"})
 ASKS_MEASURE = re.compile(
     r"\b(total|average|sum|how much|revenue|sales|amount|cost|price|paid|pay|spent|spend|earn\w*|income|profit|"
@@ -64,17 +67,25 @@ def measures(table) -> int:
     )
 
 
-def extra_features(evidence, question: str, held: dict[str, int]) -> np.ndarray:
+def extra_features(evidence, question: str, held: dict[str, int], candidates=()) -> np.ndarray:
     graph, tables = evidence.graph, evidence.tables
     wins = evidence.features[:, FEATURES.index("word_column_wins")] > 0
     asks = float(bool(ASKS_MEASURE.search(question)))
+    per_word = {c.table_id: np.asarray(c.word_columns, dtype=np.float64) for c in candidates}
+    seed_words = per_word.get(evidence.seed, np.zeros(0))
+    n_words = min((len(v) for v in per_word.values()), default=0)
+    best = np.max([v[:n_words] for v in per_word.values()], axis=0) if n_words else np.zeros(0)
+    covers = float((seed_words[:n_words] >= best - BEYOND).mean()) if n_words else 0.0
     rows = []
     for table in tables:
+        mine = per_word.get(table, np.zeros(0))[:n_words]
+        beyond = float((mine > seed_words[:n_words] + BEYOND).mean()) if n_words and table != evidence.seed else 0.0
+        seeded = covers * float(table != evidence.seed)
         near = set(graph.neighbors(table)) if table in graph else set()
         links = sum(1 for other in tables[:3] if other != table and other in near)
         refs = sum(1 for other in near if any(j.left_table == table for j in joins_between(graph, table, other)))
         count = np.log1p(held.get(table, 0))
-        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum())])
+        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum()), beyond, seeded])
     return np.asarray(rows, dtype=np.float64)
 
 
@@ -87,7 +98,8 @@ def collect(folder: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         evidence = row["evidence"]
         if not len(evidence.tables):
             continue
-        x.append(np.hstack([evidence.features, extra_features(evidence, query.question, held)]))
+        extra = extra_features(evidence, query.question, held, row["candidates"])
+        x.append(np.hstack([evidence.features, extra]))
         y += [float(t in query.gold_tables) for t in evidence.tables]
         n += [len(query.gold_tables)] * len(evidence.tables)
     return np.vstack(x), np.asarray(y), np.asarray(n)
@@ -111,10 +123,11 @@ def held_out(data: dict, columns: list[int]) -> dict[str, tuple[float, float, fl
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("benches", nargs="+")
+    parser.add_argument("--trials", type=lambda t: t.split(","), help="comma-separated trials (default: all)")
     args = parser.parse_args(argv)
     data = {Path(folder).name: collect(folder) for folder in args.benches}
     shipped = list(range(len(FEATURES)))
-    for trial, names in {"shipped": [], **TRIALS}.items():
+    for trial, names in {"shipped": [], **{k: v for k, v in TRIALS.items() if k in (args.trials or TRIALS)}}.items():
         columns = shipped + [len(FEATURES) + EXTRA.index(n) for n in names]
         for name, (a, e, e1, e4) in held_out(data, columns).items():
             print(f"{trial:10s} {name:18s} AUC {a:.3f} ECE {e:.3f} ECE 1 table {e1:.3f} ECE 4+ {e4:.3f}", flush=True)

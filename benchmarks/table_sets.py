@@ -86,7 +86,15 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
         ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
         choose = _chooser(state, ranked, scope)
-        rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "choose": choose})
+        candidates = state.answer.candidates(ranked, rule.depth)
+        rows.append(
+            {
+                "ranked": [(t.table_id, t.score) for t in pooled],
+                "evidence": evidence,
+                "choose": choose,
+                "candidates": candidates,
+            }
+        )
     return rows
 
 
