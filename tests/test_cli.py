@@ -511,7 +511,7 @@ def test_eval_llamaindex_ranks_with_llamaindexs_object_index_over_a_sqlite_pool(
 def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_line():
     from llama_index_pearl.cli.output import format_ranked
     from llama_index_pearl.joins.graph import Join
-    from llama_index_pearl.retrieval.join_hints import JoinHint
+    from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 
     pairs = (("origin", "origin"), ("time_hour", "time_hour"))
     key = Join("flights", "weather", pairs, "explicit", False)
@@ -528,7 +528,7 @@ def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it
 
     from llama_index_pearl.cli.output import format_ranked
     from llama_index_pearl.joins.graph import Join
-    from llama_index_pearl.retrieval.join_hints import JoinHint
+    from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 
     def node(table_id, reason):
         meta = {"table_id": table_id, "in_set": reason is not None, "set_reason": reason, "cosine": 0.5}

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from llama_index_pearl import PearlConfig, PearlTableIndex, Table
-from llama_index_pearl.retrieval.routing import Routing, SourceEvidence, route, source_evidence, twin_sources
+from llama_index_pearl.retrieval.answer.routing import Routing, SourceEvidence, route, source_evidence, twin_sources
 
 
 def test_the_source_holding_more_of_the_question_wins_over_the_one_with_the_best_table():

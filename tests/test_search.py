@@ -9,13 +9,13 @@ from llama_index.core import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.faiss_search import FaissSearch
-from llama_index_pearl.retrieval.grouped_search import GroupedSearch
-from llama_index_pearl.retrieval.pooling import UnitHit
+from llama_index_pearl.retrieval.answer.table_sets import DEFAULT_SET_RULE
 from llama_index_pearl.retrieval.retriever import embed_query
-from llama_index_pearl.retrieval.search import Fetch, Question, Request, SearchSpace
-from llama_index_pearl.retrieval.store_search import StoreSearch
-from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE
+from llama_index_pearl.retrieval.search.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.search.grouped_search import GroupedSearch
+from llama_index_pearl.retrieval.search.pooling import UnitHit
+from llama_index_pearl.retrieval.search.search import Fetch, Question, Request, SearchSpace
+from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "Which concert was at Maracana?")
 

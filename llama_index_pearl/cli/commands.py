@@ -36,9 +36,9 @@ from llama_index_pearl.cli.sources import resolve_sources, short_table_names, ta
 from llama_index_pearl.cli.terminal import show, shows_progress
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
-from llama_index_pearl.retrieval.join_hints import hints_of_result
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.join_hints import hints_of_result
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
 from llama_index_pearl.tables.bundled import example_data
 

@@ -19,9 +19,9 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.joins.graph import Join, join_edges, joins_between
-from llama_index_pearl.retrieval.join_hints import JoinHint
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetReason, SetTier
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint
+from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 
 __all__ = [
     "connecting_hints",

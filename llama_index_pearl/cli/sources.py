@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.joins.graph import Join
-from llama_index_pearl.retrieval.join_hints import JoinHint
-from llama_index_pearl.retrieval.scope import MAX_LISTED, listed, unknown_source
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint
+from llama_index_pearl.retrieval.search.scope import MAX_LISTED, listed, unknown_source
 
 __all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
 

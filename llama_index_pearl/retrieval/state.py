@@ -7,9 +7,9 @@ change. The index hands it what it reads of one revision as a :class:`Revision`.
 read lock and never write it; its lazy parts (BM25, join hints, scopes) and the query-embedding cache it hands on
 to the next state are safe under threads.
 
-It holds the revision's search (:mod:`~llama_index_pearl.retrieval.search`: the first of :data:`SEARCHES` that
+It holds the revision's search (:mod:`~llama_index_pearl.retrieval.search.search`: the first of :data:`SEARCHES` that
 serves the index's vector store), which numbers the units; the scopes of filters; the answer step
-(:mod:`~llama_index_pearl.retrieval.answer`); and the result nodes.
+(:mod:`~llama_index_pearl.retrieval.answer.answer`); and the result nodes.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -29,16 +29,16 @@ from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.foundations.revisions import Revisions
-from llama_index_pearl.retrieval.answer import QuestionWords, SetAnswer
-from llama_index_pearl.retrieval.faiss_search import FaissSearch
-from llama_index_pearl.retrieval.grouped_search import GroupedSearch
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.answer.answer import QuestionWords, SetAnswer
+from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
-from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
-from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
-from llama_index_pearl.retrieval.store_search import StoreSearch
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.search.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.search.grouped_search import GroupedSearch
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope, Scopes
+from llama_index_pearl.retrieval.search.search import SearchKind, SearchSpace, TableSearch
+from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 

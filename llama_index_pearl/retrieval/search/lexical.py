@@ -28,7 +28,7 @@ from llama_index_pearl.corpus.lexical import LexicalIndex, lexical_tokens, text_
 __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LexicalScorer", "lexical_tokens", "text_tokens"]
 
 # The middle of the plateau on every dev set and both generators, not one set's best
-# (benchmarks/README.md, "Constants": retrieval.lexical.DEFAULT_LEXICAL_WEIGHT).
+# (benchmarks/README.md, "Constants": retrieval.search.lexical.DEFAULT_LEXICAL_WEIGHT).
 DEFAULT_LEXICAL_WEIGHT = 0.075
 
 

@@ -28,7 +28,7 @@ import networkx as nx
 import numpy as np
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
 
-from llama_index_pearl.retrieval.pooling import Memberships
+from llama_index_pearl.retrieval.search.pooling import Memberships
 
 __all__ = ["MAX_LISTED", "SCOPE_KEYS", "Scope", "Scopes", "listed", "tables_in_scope", "unknown_source"]
 

@@ -1,11 +1,11 @@
 """The search of any LlamaIndex vector store: its top units through LlamaIndex's retriever, pooled in rounds.
 
-The store is asked for its top-n units (a :class:`~llama_index_pearl.retrieval.search.Fetch` step, which the
-retriever runs sync or async), pooled with :func:`~llama_index_pearl.retrieval.pooling.max_pool`, over-fetching
+The store is asked for its top-n units (a :class:`~llama_index_pearl.retrieval.search.search.Fetch` step, which the
+retriever runs sync or async), pooled with :func:`~llama_index_pearl.retrieval.search.pooling.max_pool`, over-fetching
 (n × 4 each round) until k distinct tables are found and their ties are settled
-(:func:`~llama_index_pearl.retrieval.pooling.ranking_is_final`) or the store is exhausted: exact over whatever
+(:func:`~llama_index_pearl.retrieval.search.pooling.ranking_is_final`) or the store is exhausted: exact over whatever
 units the store returns. With lexical evidence the search fetches more while an unfetched unit could be lifted
-into the top k by its words (:func:`~llama_index_pearl.retrieval.pooling.lexical_candidates`). Within a scope
+into the top k by its words (:func:`~llama_index_pearl.retrieval.search.pooling.lexical_candidates`). Within a scope
 only units whose tables are all in it count. Tables outside a ranking cannot be scored (a store says nothing of
 an unfetched unit).
 
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.retrieval.pooling import (
+from llama_index_pearl.retrieval.search.pooling import (
     PooledTable,
     UnitHit,
     fuse_lexical,
@@ -28,8 +28,8 @@ from llama_index_pearl.retrieval.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.retrieval.scope import Scope
-from llama_index_pearl.retrieval.search import (
+from llama_index_pearl.retrieval.search.scope import Scope
+from llama_index_pearl.retrieval.search.search import (
     Fetch,
     Question,
     Ranked,

@@ -1,7 +1,7 @@
 """One interface for every vector store: a search ranks a revision's tables for questions, and scores given tables.
 
 A :class:`TableSearch` is chosen once per revision of an index (``RetrievalState``), by the store that holds
-the unit vectors; the retriever and the answer step (the set, :mod:`~llama_index_pearl.retrieval.answer`) see
+the unit vectors; the retriever and the answer step (the set, :mod:`~llama_index_pearl.retrieval.answer.answer`) see
 only the interface:
 
 ============================ ================================== ================================================
@@ -41,10 +41,10 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.retrieval.lexical import LexicalScorer
-from llama_index_pearl.retrieval.pooling import Memberships, PooledTable
-from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.pooling import Memberships, PooledTable
+from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope
 
 __all__ = [
     "MIN_FETCH",
@@ -91,7 +91,7 @@ class Question:
         text: The question (what BM25 reads).
         embedding: Its unit-length query vector.
         word_vectors: The unit-length vector of each of its content words
-            (:func:`~llama_index_pearl.retrieval.evidence.content_words`; ``None``: not embedded).
+            (:func:`~llama_index_pearl.retrieval.answer.evidence.content_words`; ``None``: not embedded).
     """
 
     text: str
@@ -249,7 +249,7 @@ class SearchSpace:
         a word common in the scope and rare elsewhere counts as little as it would there. ``None``: no unit.
 
         Args:
-            scope: The scope (:class:`~llama_index_pearl.retrieval.scope.Scopes`).
+            scope: The scope (:class:`~llama_index_pearl.retrieval.search.scope.Scopes`).
         """
         if not len(scope.units):
             return None

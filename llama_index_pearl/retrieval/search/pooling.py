@@ -146,7 +146,8 @@ def fuse_lexical(hits: Iterable[UnitHit], lexical: Mapping[str, float], weight: 
 
     Args:
         hits: Units with their dense (cosine) scores.
-        lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`).
+        lexical: Normalised lexical scores by unit id
+            (see :class:`~llama_index_pearl.retrieval.search.lexical.LexicalScorer`).
         weight: Cosine gained by the best lexical match.
     """
     return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0), cosine=_cosine(h)) for h in hits]

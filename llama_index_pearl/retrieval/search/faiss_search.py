@@ -2,13 +2,13 @@
 
 The default store (:class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`) is searched through its
 :class:`~llama_index_pearl.store.view.StoreView`: one top-n search, ties settled from the stored vectors
-of the tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare case the
+of the tied tables (:func:`~llama_index_pearl.retrieval.search.pooling.pool_top_units`), and in the rare case the
 top-n cannot decide (fewer than k tables, or a tie at its last score), or when lexical evidence is added,
 one pass scoring every stored vector, its best units pooled
-(:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`). Past ``PearlConfig.approximate_from`` units
+(:func:`~llama_index_pearl.retrieval.search.pooling.pool_best_units`). Past ``PearlConfig.approximate_from`` units
 the store is an HNSW graph (:mod:`~llama_index_pearl.store.hnsw`): the top-n comes from the graph,
 widened by every unit of the first k tables it names
-(:meth:`~llama_index_pearl.retrieval.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
+(:meth:`~llama_index_pearl.retrieval.search.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
 scores; that pass scores only those units and the lexically best ones. A scope's units are scored exactly
 whatever the store. Tables outside a ranking are scored from their own stored vectors (:meth:`FaissSearch.score`).
 
@@ -22,9 +22,9 @@ from collections.abc import Sequence
 import numpy as np
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.retrieval.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
-from llama_index_pearl.retrieval.scope import Scope
-from llama_index_pearl.retrieval.search import Question, Ranked, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.search.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
+from llama_index_pearl.retrieval.search.scope import Scope
+from llama_index_pearl.retrieval.search.search import Question, Ranked, Request, SearchSpace, SearchSteps, SpaceOf, Work
 from llama_index_pearl.store.faiss_store import PearlFaissStore
 from llama_index_pearl.store.view import StoreView
 
@@ -34,7 +34,7 @@ APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, 
 
 
 class FaissSearch:
-    """The search of a :class:`PearlFaissStore` (one :class:`~llama_index_pearl.retrieval.search.TableSearch`).
+    """The search of a :class:`PearlFaissStore` (one :class:`~llama_index_pearl.retrieval.search.search.TableSearch`).
 
     Args:
         view: The store's vectors, numbered in store order.
@@ -187,7 +187,7 @@ class FaissSearch:
             query: The query embedding.
             k: Tables wanted.
             boost: Lexical score to add per unit (:meth:`SearchSpace.boost`), or ``None``.
-            scope: The scope (:class:`~llama_index_pearl.retrieval.scope.Scopes`).
+            scope: The scope (:class:`~llama_index_pearl.retrieval.search.scope.Scopes`).
         """
         k = min(k, len(scope.tables))
         if k == 0 or not len(scope.units):

@@ -18,9 +18,14 @@ import networkx as nx
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from llama_index_pearl.corpus.catalog import UnitInfo
-from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints, format_join_hints, hints_for_table
-from llama_index_pearl.retrieval.pooling import PooledTable
-from llama_index_pearl.retrieval.table_sets import TableSet
+from llama_index_pearl.retrieval.answer.join_hints import (
+    JoinHint,
+    compute_join_hints,
+    format_join_hints,
+    hints_for_table,
+)
+from llama_index_pearl.retrieval.answer.table_sets import TableSet
+from llama_index_pearl.retrieval.search.pooling import PooledTable
 
 __all__ = ["HINT_CACHE_SIZE", "ResultNodes", "UnitInfo"]
 

@@ -1,8 +1,8 @@
 """The answer step: a question's set of tables, first among the tables of its ranking, as result nodes.
 
-Reads a question's ranking (from its :class:`~llama_index_pearl.retrieval.search.TableSearch`), the words of the
+Reads a question's ranking (from its :class:`~llama_index_pearl.retrieval.search.search.TableSearch`), the words of the
 question each table holds (:class:`QuestionWords`, off the BM25 matrix), the join graph and the tables' sources,
-chooses the set (:func:`~llama_index_pearl.retrieval.table_sets.choose_table_set`, pure), asks the search for
+chooses the set (:func:`~llama_index_pearl.retrieval.answer.table_sets.choose_table_set`, pure), asks the search for
 the scores of the set's tables that the ranking lacks (its bridges), and returns ``k`` tables (or the set and a
 margin) as result nodes.
 
@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.units import UnitKind
-from llama_index_pearl.retrieval.evidence import (
+from llama_index_pearl.retrieval.answer.evidence import (
     MAX_DISTANCE,
     Candidate,
     Confidence,
@@ -33,10 +33,8 @@ from llama_index_pearl.retrieval.evidence import (
     word_shares,
     word_weights,
 )
-from llama_index_pearl.retrieval.lexical import text_tokens
-from llama_index_pearl.retrieval.pooling import PooledTable
-from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.routing import (
+from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
+from llama_index_pearl.retrieval.answer.routing import (
     ROUTE_DEPTH,
     Route,
     Routing,
@@ -45,9 +43,11 @@ from llama_index_pearl.retrieval.routing import (
     source_evidence,
     twin_sources,
 )
-from llama_index_pearl.retrieval.scope import Scope, Scopes
-from llama_index_pearl.retrieval.search import Ranked, Request, SearchSpace, TableSearch
-from llama_index_pearl.retrieval.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
+from llama_index_pearl.retrieval.answer.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
+from llama_index_pearl.retrieval.search.lexical import text_tokens
+from llama_index_pearl.retrieval.search.pooling import PooledTable
+from llama_index_pearl.retrieval.search.scope import Scope, Scopes
+from llama_index_pearl.retrieval.search.search import Ranked, Request, SearchSpace, TableSearch
 from llama_index_pearl.text.serialization import table_name_in_text
 
 __all__ = ["QuestionEvidence", "QuestionWords", "SetAnswer"]
@@ -81,7 +81,7 @@ class QuestionWords:
 
         A word is held by a table when its whole-table unit (``original``, ``schema``) holds the token; a word that
         names tables (their name holds it) is held by those tables only, not by the tables whose key columns name
-        them (`concert.stadium_id`). Weights: :func:`~llama_index_pearl.retrieval.evidence.word_weights`.
+        them (`concert.stadium_id`). Weights: :func:`~llama_index_pearl.retrieval.answer.evidence.word_weights`.
 
         Args:
             question: The question.
@@ -121,7 +121,7 @@ class QuestionWords:
 
 @dataclass(frozen=True)
 class QuestionEvidence:
-    """What a question's candidates show (:func:`~llama_index_pearl.retrieval.evidence.features`).
+    """What a question's candidates show (:func:`~llama_index_pearl.retrieval.answer.evidence.features`).
 
     Args:
         tables: The candidates, best score first.
@@ -255,7 +255,7 @@ class SetAnswer:
         return dataclasses.replace(alternative, confidence=confidence, route=rival)
 
     def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:
-        """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.routing`); ``None`` where
+        """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.answer.routing`); ``None`` where
         the ranking holds one source only.
 
         Args:
