@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench = load_benchmark(folder)
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
         sets[bench.name] = question_rows(index, bench)
-        twins_of[bench.name] = index.revisions.state().answer.twins()
+        twins_of[bench.name] = index.revisions.state().router.twins()
         shipped = accuracy(sets[bench.name], Routing(), twins_of[bench.name])
         out["sets"][bench.name] = {
             "Source@1": shipped[0],

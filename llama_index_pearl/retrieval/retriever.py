@@ -40,12 +40,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
+from llama_index_pearl.retrieval.answer.answer import AnswerRequest
 from llama_index_pearl.retrieval.answer.evidence import content_words
-from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.retrieval.search.pooling import UnitHit
-from llama_index_pearl.retrieval.search.search import Fetch, Question, Request, Work
+from llama_index_pearl.retrieval.search.search import Fetch, Question, SearchRequest, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
 from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
@@ -187,11 +187,11 @@ class PearlRetriever(BaseRetriever):
             questions.append(Question(bundle.query_str, embedding))
         if self._set_rule is not None and len(state.columns.vectors):
             questions = yield from self._with_words(state, questions)
-        request = yield Work(lambda: self._request(state))
+        asked, request = yield Work(lambda: self._requests(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
-        answer = state.answer_in(request.scope)
-        return (yield Work(lambda: [answer.result(ranked, request, hints) for ranked in rankings]))
+        answer = state.answer_in(asked.scope)
+        return (yield Work(lambda: [answer.result(ranked, asked, hints) for ranked in rankings]))
 
     @staticmethod
     def _with_words(state: RetrievalState, questions: list[Question]) -> Generator[Step, Any, list[Question]]:
@@ -214,18 +214,15 @@ class PearlRetriever(BaseRetriever):
         ]
         return [Question(q.text, q.embedding, m) for q, m in zip(questions, matrices)]
 
-    def _request(self, state: RetrievalState) -> Request:
-        """What this retriever asks of a revision now (its scope read there)."""
+    def _requests(self, state: RetrievalState) -> tuple[AnswerRequest, SearchRequest]:
+        """What this retriever asks of a revision now: of its answer, and of its search as deep as that answer
+        reads (the scope read there)."""
         scope = state.scope(self._filters)
-        return Request(
-            k=self._similarity_top_k,
-            fetch_k=self._fetch_k,
-            lexical_weight=self._lexical_weight,
-            rule=state.set_rule if self._set_rule == "index" else self._set_rule,
-            margin=self._set_margin,
-            scope=scope,
-            route_depth=ROUTE_DEPTH if state.routes(scope) else 0,
-        )
+        rule = state.set_rule if self._set_rule == "index" else self._set_rule
+        asked = AnswerRequest(k=self._similarity_top_k, rule=rule, margin=self._set_margin, scope=scope)
+        depth = state.answer_in(scope).depth(asked)
+        weight = self._lexical_weight
+        return asked, SearchRequest(depth=depth, fetch_k=self._fetch_k, lexical_weight=weight, scope=scope)
 
     # -------------------------------------------------------------- drivers
     @dispatcher.span

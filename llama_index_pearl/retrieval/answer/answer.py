@@ -1,10 +1,14 @@
 """The answer step: a question's set of tables, first among the tables of its ranking, as result nodes.
 
 Reads a question's ranking (from its :class:`~llama_index_pearl.retrieval.search.search.TableSearch`), the words of the
-question each table holds (:class:`QuestionWords`, off the BM25 matrix), the join graph and the tables' sources,
-chooses the set (:func:`~llama_index_pearl.retrieval.answer.table_sets.choose_table_set`, pure), asks the search for
-the scores of the set's tables that the ranking lacks (its bridges), and returns ``k`` tables (or the set and a
-margin) as result nodes.
+question each table holds (:class:`~llama_index_pearl.retrieval.answer.words.QuestionWords`, off the BM25 matrix),
+the join graph and the tables' sources; routes a question of a lake
+(:class:`~llama_index_pearl.retrieval.answer.router.Router`); chooses the set
+(:func:`~llama_index_pearl.retrieval.answer.table_sets.choose_table_set`, pure); scores the set's tables that the
+ranking lacks (its bridges) where the search can
+(:class:`~llama_index_pearl.retrieval.search.search.ScopedScoring`); and returns ``k`` tables (or the set and a
+margin) as result nodes. What it is asked is an :class:`AnswerRequest`; how deep the ranking must be for it, the
+search request's depth, it says itself (:meth:`SetAnswer.depth`).
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -12,9 +16,7 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -22,7 +24,6 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.columns import ColumnIndex
-from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.retrieval.answer.evidence import (
     MAX_DISTANCE,
     Candidate,
@@ -31,92 +32,34 @@ from llama_index_pearl.retrieval.answer.evidence import (
     features,
     quoted_words,
     word_shares,
-    word_weights,
 )
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.answer.routing import (
-    ROUTE_DEPTH,
-    Route,
-    Routing,
-    preferred,
-    route,
-    source_evidence,
-    twin_sources,
-)
+from llama_index_pearl.retrieval.answer.router import Router
+from llama_index_pearl.retrieval.answer.routing import Route
 from llama_index_pearl.retrieval.answer.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
-from llama_index_pearl.retrieval.search.lexical import text_tokens
+from llama_index_pearl.retrieval.answer.words import QuestionWords
 from llama_index_pearl.retrieval.search.pooling import PooledTable
-from llama_index_pearl.retrieval.search.scope import Scope, Scopes
-from llama_index_pearl.retrieval.search.search import Ranked, Request, SearchSpace, TableSearch
-from llama_index_pearl.text.serialization import table_name_in_text
+from llama_index_pearl.retrieval.search.scope import Scope
+from llama_index_pearl.retrieval.search.search import Ranked, ScopedScoring, TableSearch
 
-__all__ = ["QuestionEvidence", "QuestionWords", "SetAnswer"]
-
-_WORD_KINDS = frozenset({UnitKind.ORIGINAL.value, UnitKind.SCHEMA.value})
+__all__ = ["AnswerRequest", "QuestionEvidence", "SetAnswer"]
 
 
-class QuestionWords:
-    """The words of a question each table holds, read off the BM25 matrix of the tables' whole-table units.
+@dataclass(frozen=True)
+class AnswerRequest:
+    """What a retriever asks of a revision's answer, for each of its questions.
 
     Args:
-        space: The revision's units, tables and BM25.
-        table_text: A table's text for an LLM (its name is read from it, once per table).
+        k: Tables returned.
+        rule: How the set is chosen (``None``: the ranking as pooled).
+        margin: Return the whole set and this many other tables (``None``: ``k`` tables).
+        scope: The tables the retrieval may return (``None``: every table).
     """
 
-    def __init__(self, space: SearchSpace, table_text: Callable[[str], str]) -> None:
-        self._space = space
-        self._table_text = table_text
-        memberships = space.memberships
-        # the table whose words a unit holds: a whole table's unit (its name, headers and rows), else none (-1)
-        counts = np.diff(memberships.unit_ptr)
-        whole = np.fromiter((info.kind in _WORD_KINDS for info in space.units.values()), dtype=bool, count=len(counts))
-        single = (counts == 1) & whole
-        self._words_of = np.full(len(counts), -1, dtype=np.int64)
-        self._words_of[single] = memberships.unit_tables[memberships.unit_ptr[:-1][single]]
-        self._names: list[frozenset[str]] | None = None
-        self._lock = threading.Lock()
-
-    def of(self, question: str, scope: Scope | None = None) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
-        """The question's words each table holds (in its name, headers or rows), and each word's weight.
-
-        A word is held by a table when its whole-table unit (``original``, ``schema``) holds the token; a word that
-        names tables (their name holds it) is held by those tables only, not by the tables whose key columns name
-        them (`concert.stadium_id`). Weights: :func:`~llama_index_pearl.retrieval.answer.evidence.word_weights`.
-
-        Args:
-            question: The question.
-            scope: Only its tables hold words, and a word's weight is its idf over them.
-        """
-        space = self._space
-        index = space.lexical().index
-        names = self._table_name_words()
-        inside = scope.inside if scope is not None else None
-        held: dict[int, set[str]] = {}
-        holders: dict[str, int] = {}
-        for word in set(text_tokens(question)):
-            postings = index.postings(word)
-            if postings is None:
-                continue
-            tables = self._words_of[postings[0]]
-            tables = np.unique(tables[tables >= 0])
-            if inside is not None:
-                tables = tables[inside[tables]]
-            named = [t for t in tables.tolist() if word in names[t]]
-            if named:  # a word naming a table is that table's, not the tables whose key columns name it
-                tables = np.asarray(named, dtype=np.int64)
-            holders[word] = len(tables)
-            for table in tables.tolist():
-                held.setdefault(table, set()).add(word)
-        words = {space.table_ids[t]: frozenset(ws) for t, ws in held.items()}
-        return words, word_weights(holders, len(scope.tables) if scope is not None else len(space.table_ids))
-
-    def _table_name_words(self) -> list[frozenset[str]]:
-        """Each table's name as words (read from its catalog text once, by table number)."""
-        with self._lock:
-            if self._names is None:
-                texts = (self._table_text(t) for t in self._space.table_ids)
-                self._names = [frozenset(text_tokens(table_name_in_text(x) or "")) for x in texts]
-            return self._names
+    k: int
+    rule: SetRule | None
+    margin: int | None
+    scope: Scope | None
 
 
 @dataclass(frozen=True)
@@ -142,14 +85,13 @@ class SetAnswer:
     """The answer step of one revision: each question's set first, then the rest of its ranking, as result nodes.
 
     Args:
-        search: The revision's search (it scores the set's tables that a ranking lacks, and tables' own units).
+        search: The revision's search (with :class:`ScopedScoring`, it scores the set's tables that a ranking lacks,
+            and tables' own units).
         words: The question's words each table holds.
         nodes: The result nodes of the revision (texts, join hints, the join graph).
         sources: Table -> its source (provenance).
+        router: The routing of a lake's questions.
         columns: The column vectors of the revision's tables.
-        scopes: The revision's scopes (a routed question is answered within its source's).
-        preferred_sources: Sources a question routed to one of their copies is answered within
-            (``PearlConfig.preferred_sources``).
     """
 
     def __init__(
@@ -158,23 +100,28 @@ class SetAnswer:
         words: QuestionWords,
         nodes: ResultNodes,
         sources: Mapping[str, str | None],
+        router: Router,
         columns: ColumnIndex | None = None,
-        scopes: Scopes | None = None,
-        preferred_sources: Sequence[str] = (),
     ) -> None:
         self.search = search
+        self.scoring = search if isinstance(search, ScopedScoring) else None
         self.words = words
         self.nodes = nodes
         self.sources = sources
+        self.router = router
         self.columns = columns if columns is not None else ColumnIndex()
-        self.scopes = scopes
-        self.preferred_sources = tuple(preferred_sources)
-        self._sizes = Counter(sources.values())  # each source's tables, for routing
-        self.routing = Routing()
-        self._twins: dict[str | None, list[str]] | None = None
-        self._lock = threading.Lock()
 
-    def result(self, ranked: Ranked, request: Request, hints_in_text: bool) -> list[NodeWithScore]:
+    def depth(self, request: AnswerRequest) -> int:
+        """Tables of the ranking the answer reads: ``k``, or as deep as the set rule and the routing read.
+
+        Args:
+            request: What the retriever asks.
+        """
+        if request.rule is None:
+            return request.k
+        return max(request.k, request.rule.depth, self.router.depth(request.scope))
+
+    def result(self, ranked: Ranked, request: AnswerRequest, hints_in_text: bool) -> list[NodeWithScore]:
         """The result nodes of a question (:class:`~llama_index_pearl.retrieval.retriever.PearlRetriever`).
 
         Args:
@@ -185,16 +132,16 @@ class SetAnswer:
         tables, table_set = self.tables(ranked, request)
         return self.nodes.nodes(tables, self.search.space.units, hints_in_text, table_set)
 
-    def tables(self, ranked: Ranked, request: Request) -> tuple[list[PooledTable], TableSet]:
+    def tables(self, ranked: Ranked, request: AnswerRequest) -> tuple[list[PooledTable], TableSet]:
         """The tables to return: the connected set first, then the other tables of the ranking.
 
         ``request.k`` tables, the set first (cut at ``k`` when larger); with ``request.margin``, the whole set and
         that many other tables (at most ``k`` unless the set is larger). Without ``request.rule``, the ranking as
-        pooled. A set's table outside the ranking is scored by the search; where it cannot (``None``), it scores
-        as the ranking's last table, no unit named.
+        pooled. A set's table outside the ranking is scored by the search; where it cannot (no
+        :class:`ScopedScoring`), it scores as the ranking's last table, no unit named.
 
         Args:
-            ranked: The question's ranking, at least ``request.rule.depth`` tables deep where the index holds them
+            ranked: The question's ranking, :meth:`depth` tables deep where the index holds them
                 (within ``request.scope``).
             request: What the retriever asks.
         """
@@ -214,23 +161,22 @@ class SetAnswer:
         return [known[t] for t in order[:count]], table_set
 
     def table_set(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> TableSet:
-        """The set of a question: each candidate's confidence from its evidence, the set read off them.
+        """The set of a question: each candidate's confidence from its evidence, the set read off them (within the
+        source the question is routed to, in a lake).
 
         Args:
             ranked: The question's ranking.
             rule: How the set is chosen.
             scope: The tables in reach (``None``: every table).
         """
-        chosen = self.route(ranked, scope)
+        chosen = self.router.route(ranked, scope)
         if chosen is None:
             return self._chosen(ranked, rule, scope)
-        if self.preferred_sources:
-            chosen = preferred(chosen, self.twins(), self.preferred_sources)
         alternatives = tuple(
             self._alternative(ranked, rule, scope, Route(rival, sure))
             for rival, sure in zip(chosen.rivals, chosen.rival_confidences)
         )
-        within, inside = self.within(ranked, rule, chosen, scope)
+        within, inside = self._within(ranked, rule, chosen, scope)
         table_set = self._chosen(within, rule, inside)
         hedges = tuple(dict.fromkeys(t for a in alternatives for t in a.needed if t not in table_set))
         confidence = {**{t: a.confidence[t] for a in alternatives for t in a.needed}, **table_set.confidence}
@@ -249,57 +195,14 @@ class SetAnswer:
     def _alternative(self, ranked: Ranked, rule: SetRule, scope: Scope | None, rival: Route) -> TableSet:
         """The set within a close rival database: the question may mean it, as surely as ``rival.confidence``
         (each confidence is times that)."""
-        within, inside = self.within(ranked, rule, rival, scope)
+        within, inside = self._within(ranked, rule, rival, scope)
         alternative = self._chosen(within, rule, inside)
         confidence = {t: c * rival.confidence for t, c in alternative.confidence.items()}
         return dataclasses.replace(alternative, confidence=confidence, route=rival)
 
-    def route(self, ranked: Ranked, scope: Scope | None) -> Route | None:
-        """The source a question is answered within (:mod:`~llama_index_pearl.retrieval.answer.routing`); ``None`` where
-        the ranking holds one source only.
-
-        Args:
-            ranked: The question's ranking, ``ROUTE_DEPTH`` tables deep.
-            scope: The retrieval's own scope.
-        """
-        first = ranked.tables[:ROUTE_DEPTH]
-        if self.scopes is None or len({self.sources.get(t.table_id) for t in first}) < 2:
-            return None
-        words, weights = self.words.of(ranked.question.text, scope)
-        ids = [t.table_id for t in first]
-        per_word: dict[str, list[float]] = {}
-        vectors = ranked.question.word_vectors
-        if vectors is not None and len(vectors) and len(self.columns.vectors) and self.columns.dimension:
-            matrix = self.columns.best_columns(ids, vectors)
-            per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
-        pairs = [(t.table_id, t.score) for t in first]
-        sizes = Counter(self.sources.get(t) for t in scope.tables) if scope is not None else self._sizes
-        evidence = source_evidence(pairs, self.sources, words, weights, per_word, sizes)
-        return route(evidence, self.routing, self.twins())
-
-    def within(self, ranked: Ranked, rule: SetRule, chosen: Route, scope: Scope | None) -> tuple[Ranked, Scope]:
-        """The question's ranking within the scope of the source it is routed to (within the retrieval's own
-        ``scope``), and that scope."""
-        assert self.scopes is not None
-        scope = self.scopes.of_source(chosen.source, scope)
-        within = self.search.rank_within(ranked, scope, max(rule.depth, len(ranked.tables)))
-        if within is None:
-            within = dataclasses.replace(ranked, tables=[t for t in ranked.tables if t.table_id in scope.tables])
-        return within, scope
-
-    def twins(self) -> dict[str | None, list[str]]:
-        """Each source's twins (copies of its schema), read once from the tables' names and columns."""
-        with self._lock:
-            if self._twins is None:
-                names: dict[str | None, list[str]] = {}
-                columns: dict[tuple[str | None, str], list[str]] = {}
-                held = self.columns
-                for table in self.search.space.table_ids:
-                    name, source = table_name_in_text(self.nodes.text(table)) or table, self.sources.get(table)
-                    names.setdefault(source, []).append(name)
-                    columns[(source, name)] = [held.columns[i] for i in held.rows_of(table)]
-                self._twins = twin_sources(names, columns)
-            return self._twins
+    def _within(self, ranked: Ranked, rule: SetRule, chosen: Route, scope: Scope | None) -> tuple[Ranked, Scope]:
+        """The question's ranking within the routed source, as deep as the set reads or the ranking goes."""
+        return self.router.within(ranked, max(rule.depth, len(ranked.tables)), chosen, scope)
 
     def evidence(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> QuestionEvidence:
         """The evidence of a question's candidates (what :meth:`table_set` reads; ``benchmarks/table_sets.py`` fits
@@ -331,7 +234,7 @@ class SetAnswer:
         """The evidence of the ranking's first ``depth`` tables: scores, own units, columns, the words' columns."""
         first = ranked.tables[:depth]
         ids = [t.table_id for t in first]
-        own = self.search.own_scores(ranked, ids)
+        own = self.scoring.own_scores(ranked, ids) if self.scoring is not None else None
         units = self.search.space.units
         column = word_columns = None
         if len(self.columns.vectors) and self.columns.dimension:
@@ -355,9 +258,8 @@ class SetAnswer:
         return out
 
     def _scored(self, ranked: Ranked, missing: Sequence[str]) -> list[PooledTable]:
-        extra = self.search.score(ranked, missing)
-        if extra is not None:
-            return extra
+        if self.scoring is not None:
+            return self.scoring.score(ranked, missing)
         last = ranked.tables[-1]
         return [PooledTable(t, last.score, "", last.cosine) for t in missing]  # no unit of its own known
 

@@ -24,7 +24,15 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.retrieval.search.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
 from llama_index_pearl.retrieval.search.scope import Scope
-from llama_index_pearl.retrieval.search.search import Question, Ranked, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.search.search import (
+    Question,
+    Ranked,
+    SearchRequest,
+    SearchSpace,
+    SearchSteps,
+    SpaceOf,
+    Work,
+)
 from llama_index_pearl.store.faiss_store import PearlFaissStore
 from llama_index_pearl.store.view import StoreView
 
@@ -34,7 +42,9 @@ APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, 
 
 
 class FaissSearch:
-    """The search of a :class:`PearlFaissStore` (one :class:`~llama_index_pearl.retrieval.search.search.TableSearch`).
+    """The search of a :class:`PearlFaissStore`: a :class:`~llama_index_pearl.retrieval.search.search.TableSearch`
+    with :class:`~llama_index_pearl.retrieval.search.search.ScopedScoring` (it scores given tables from their stored
+    vectors).
 
     Args:
         view: The store's vectors, numbered in store order.
@@ -53,11 +63,11 @@ class FaissSearch:
         view = store.view()
         return cls(view, space(view.unit_ids))
 
-    def rank(self, questions: Sequence[Question], request: Request) -> SearchSteps:
+    def rank(self, questions: Sequence[Question], request: SearchRequest) -> SearchSteps:
         """Each question's ranking, the batch in one step (one top-n search for all of them)."""
         return (yield Work(lambda: self._rank(questions, request)))
 
-    def _rank(self, questions: Sequence[Question], request: Request) -> list[Ranked]:
+    def _rank(self, questions: Sequence[Question], request: SearchRequest) -> list[Ranked]:
         depth, scope = request.depth, request.scope
         matrix = np.asarray([q.embedding for q in questions], dtype=np.float32)
         boosts = [self.space.boost(q.text, request.lexical_weight, scope) for q in questions]

@@ -39,7 +39,7 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.units import TABLE_IDS
 from llama_index_pearl.retrieval.search.pooling import PooledTable, ranking_key
-from llama_index_pearl.retrieval.search.search import Question, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.search.search import Question, SearchRequest, SearchSpace, SearchSteps, SpaceOf, Work
 from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 __all__ = ["GroupedSearch", "grouped_store", "grouped_top_k"]
@@ -67,7 +67,7 @@ class GroupedSearch(StoreSearch):
         target = grouped_store(store)
         return cls(target, space(None)) if target is not None else None
 
-    def _tables(self, question: Question, request: Request) -> SearchSteps:
+    def _tables(self, question: Question, request: SearchRequest) -> SearchSteps:
         lexical = yield from self._lexical(question, request)
         if lexical or request.scope is not None:  # the server cannot add BM25, nor pool within a scope
             return (yield from self._pooled(question, lexical, request))
