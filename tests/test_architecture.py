@@ -59,10 +59,24 @@ def _map() -> list[tuple[str, str, str]]:
     return [(step, folder.rstrip("/").removesuffix(".py"), modules) for step, folder, modules in rows]
 
 
-def _step_of(module: str) -> str | None:
+def _folder_of(parts: tuple[str, ...], folders: set[str]) -> str | None:
+    """The deepest folder of the map holding a module given by its path inside the package (``("retrieval",
+    "search", "faiss_search")``): a sub-folder with a row of its own is a step of its own."""
+    for n in range(len(parts), 0, -1):
+        if "/".join(parts[:n]) in folders:
+            return "/".join(parts[:n])
+    return parts[0] if parts else None
+
+
+def _step_of(module: str, folders: set[str]) -> str | None:
     """The folder (or top-level module) a module belongs to; ``None`` for the package's own ``__init__``."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else None
+    return _folder_of(tuple(module.split(".")[1:]), folders)
+
+
+def _path_folder(path: Path, folders: set[str]) -> str | None:
+    """The folder of the map a file of the package belongs to."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return _folder_of(parts[:-1] if parts[-1] == "__init__" else parts, folders)
 
 
 def test_the_package_has_no_import_cycles():
@@ -74,14 +88,31 @@ def test_the_folders_are_the_rows_of_the_map():
     on_disk = {
         p.name.removesuffix(".py") for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
     }
-    assert on_disk - {"__init__"} == {folder for _, folder, _ in _map()}
+    sub_packages = {str(p.parent.relative_to(PACKAGE)) for p in PACKAGE.glob("*/*/__init__.py")}
+    assert on_disk - {"__init__"} | sub_packages == {folder for _, folder, _ in _map()}
+
+
+def test_a_sub_package_of_the_map_is_a_step_of_its_own():
+    folders = {folder for _, folder, _ in _map()}
+    assert _step_of("llama_index_pearl.retrieval.search.faiss_search", folders) == "retrieval/search"
+    assert _step_of("llama_index_pearl.retrieval.answer", folders) == "retrieval/answer"
+    assert _step_of("llama_index_pearl.retrieval.state", folders) == "retrieval"
+    assert _step_of("llama_index_pearl.config", folders) == "config"
+
+
+def test_the_answer_imports_the_search_and_the_search_never_the_answer():
+    edges = import_graph().edges
+    inside = [(a, b) for a, b in edges if a.startswith(f"{ROOT}.retrieval.") and b.startswith(f"{ROOT}.retrieval.")]
+    upward = [f"{a} imports {b}" for a, b in inside if ".retrieval.search" in a and ".retrieval.answer" in b]
+    assert upward == []
+    assert any(".retrieval.answer" in a and ".retrieval.search" in b for a, b in inside)
 
 
 def test_each_step_imports_only_from_the_steps_before_it():
     order = {folder: i for i, (_, folder, _) in enumerate(_map())}
     late = []
     for module, target in import_graph().edges:
-        step, used = _step_of(module), _step_of(target)
+        step, used = _step_of(module, set(order)), _step_of(target, set(order))
         if step is not None and used is not None and order[used] > order[step]:
             late.append(f"{module} imports {target}")
     assert late == []
@@ -93,7 +124,7 @@ def test_the_architecture_map_names_every_module_in_its_folder_row():
     for path in PACKAGE.rglob("*.py"):
         if path.stem in ("__init__", "__main__"):
             continue
-        folder = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        folder = _path_folder(path, set(cells))
         if not re.search(rf"[`(, ]{path.stem}[`,) ]", cells.get(folder, "")):
             unnamed.append(str(path.relative_to(PACKAGE)))
     assert unnamed == []
@@ -107,7 +138,7 @@ def test_every_module_docstring_names_the_step_of_its_folder():
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         found = re.search(r"Pipeline step: ([^(]+?) \(docs/architecture\.md\)", doc)
-        folder = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        folder = _path_folder(path, set(steps))
         if not found or found.group(1) != steps.get(folder):
             wrong.append(f"{path.relative_to(PACKAGE)}: {found.group(1) if found else None}")
     assert wrong == []

@@ -10,7 +10,7 @@ ranking lacks (its bridges) where the search can
 margin) as result nodes. What it is asked is an :class:`AnswerRequest`; how deep the ranking must be for it, the
 search request's depth, it says itself (:meth:`SetAnswer.depth`).
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

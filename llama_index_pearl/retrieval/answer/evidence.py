@@ -22,7 +22,7 @@ gold membership over the candidates of every question of every dev set, each set
 (``python benchmarks/table_sets.py --learn``, ``benchmarks/README.md``); its output is a probability, checked
 for calibration (``ECE`` in ``pearl eval``).
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

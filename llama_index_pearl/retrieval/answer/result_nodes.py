@@ -4,7 +4,7 @@ What does not depend on the question is prepared once: each table's text when th
 (``PearlTableIndex.table_text``, read from the catalog), its node id when first returned, the join hints
 once per distinct result set, each hint's dict once per hint.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ preferred source taking the place of its twin (``PearlConfig.preferred_sources``
 scored within that source's scope (:meth:`Router.within`), by the search where it has
 :class:`~llama_index_pearl.retrieval.search.search.ScopedScoring`.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ References
 .. [1] H. Takahashi and A. Matsuyama, "An approximate solution for the Steiner problem in graphs",
    Mathematica Japonica 24 (1980) 573-577.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

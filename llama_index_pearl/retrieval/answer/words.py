@@ -3,7 +3,7 @@
 What the set's evidence (:func:`~llama_index_pearl.retrieval.answer.evidence.word_shares`) and the routing's
 (:func:`~llama_index_pearl.retrieval.answer.routing.source_evidence`) read of a question's words.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ widened by every unit of the first k tables it names
 scores; that pass scores only those units and the lexically best ones. A scope's units are scored exactly
 whatever the store. Tables outside a ranking are scored from their own stored vectors (:meth:`FaissSearch.score`).
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations

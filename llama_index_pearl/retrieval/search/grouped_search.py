@@ -27,7 +27,7 @@ equal score it may name another matched unit than the FAISS default (same
 table, same score). Grouped search runs over the whole collection (no payload
 filter), so the collection must hold this index's units only.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations

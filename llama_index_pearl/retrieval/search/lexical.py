@@ -14,7 +14,7 @@ question sharing no word with the corpus is ranked by the encoder alone.
 Tokens and the BM25 index are the corpus's (:mod:`llama_index_pearl.corpus.lexical`): an index built in
 this process indexes its units on its first lexical query, a loaded one reads the persisted BM25 arrays.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ next-best unit, so that an explicit unit matched by a question about one of its
 tables ranks that table (whose own original or implicit unit scores higher) first.
 Scores are unchanged.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations

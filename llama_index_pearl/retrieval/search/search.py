@@ -29,7 +29,7 @@ search serves ``retrieve``, ``aretrieve`` and their batch forms alike. Every sea
 :class:`SearchSpace`: its units and tables numbered, their memberships, their BM25. What a search is asked is a
 :class:`SearchRequest`: how many tables, how many units first, the lexical weight, the scope; never the set's rule.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations

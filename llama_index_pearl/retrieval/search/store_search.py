@@ -9,7 +9,7 @@ into the top k by its words (:func:`~llama_index_pearl.retrieval.search.pooling.
 only units whose tables are all in it count. It has no
 :class:`~llama_index_pearl.retrieval.search.search.ScopedScoring`: a store says nothing of an unfetched unit.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
