@@ -135,6 +135,19 @@ def test_eval_reports_the_sets_precision_beside_its_completeness(bench_of_databa
     assert row["Set"] == 100.0 and row["SetPrecision"] == 100.0 and row["SetSize"] == row["GoldSize"] == 3.0
 
 
+def test_eval_json_holds_the_fields_of_the_eval_result_in_order_its_figures_in_their_place(bench, tmp_path):
+    import dataclasses
+
+    from llama_index_pearl.evaluation.eval_result import EvalResult, RunFigures
+
+    out = tmp_path / "result.json"
+    assert main(["eval", str(bench), "--anchor", "--ks", "1,2", "--json", str(out)]) == 0
+    fields = [f.name for f in dataclasses.fields(EvalResult)]
+    at = fields.index("figures")
+    figures = [f.name for f in dataclasses.fields(RunFigures)]
+    assert list(json.loads(out.read_text())) == [*fields[:at], *figures, *fields[at + 1 :]]
+
+
 def test_eval_anchor_sets_objectindex_beside_pearl(bench, tmp_path, capsys):
     out = tmp_path / "p.json"
     assert main(["eval", str(bench), "--anchor", "--ks", "1,2", "--json", str(out)]) == 0
