@@ -245,7 +245,7 @@ class _Answer(NamedTuple):
     chosen: list[str]  # the set
     needed: list[str]  # the set's own needed tier: a close rival database's needed tables are not the set's
     confidences: list[tuple[str, float]]
-    copies: list[str]  # the copies of its database that the answer names
+    copies: list[str | None]  # the copies of its database that the answer names
 
     @classmethod
     def of(cls, nodes: Sequence[NodeWithScore]) -> _Answer:

@@ -293,7 +293,7 @@ def _table_lines(
         sure = f"  confidence {confidence:.2f}" if confidence is not None else ""
         lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}{sure}")
         source = meta["set_source"]
-        if rivals and not meta["in_set"] and source in rivals:
+        if rivals and not meta["in_set"] and source is not None and source in rivals:
             lines.append(f"       needed if the question means {source} (how surely: {rivals[source]:.2f})")
         reason = meta["set_reason"]
         if reason == SetReason.BRIDGE.value:

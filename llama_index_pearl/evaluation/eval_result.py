@@ -89,7 +89,7 @@ class MethodRun:
     rankings: list[list[str]]
     figures: RunFigures
     sets: SetAnswers | None = None
-    copies: list[list[str]] | None = None
+    copies: list[list[str | None]] | None = None
     slot_metrics: Metrics = field(default_factory=dict)
     ablation: Ablation = field(default_factory=Ablation)
 

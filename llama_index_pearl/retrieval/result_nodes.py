@@ -84,9 +84,9 @@ class ResultMetadata(TypedDict):
     set_size: int  # how many tables the set holds
     routed_source: str | None  # the source the question was routed to, else None (not routed)
     route_confidence: float | None  # how surely (its probability), else None
-    route_rivals: list[str]  # other sources at least ``RIVAL`` probable, answered too
+    route_rivals: list[str | None]  # other sources at least ``RIVAL`` probable, answered too
     route_rival_confidences: list[float]  # how probable each rival is
-    route_twins: list[str]  # sources holding a copy of the routed source's schema
+    route_twins: list[str | None]  # sources holding a copy of the routed source's schema
     join_hints: list[HintMetadata]  # the joins between this table and the other returned tables
 
 
