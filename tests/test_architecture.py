@@ -191,3 +191,100 @@ def test_the_words_the_glossary_retired_are_gone_from_docstrings_comments_and_na
         found += [f"{where}: {m.group(0)!r}" for text in prose for m in OLD_WORDS.finditer(KEPT.sub("", text))]
         found += [f"{where}: name {name}" for name in set(names) if name in OLD_NAMES or _says_hop(name)]
     assert found == []
+
+
+# A result node's metadata is read through the record (retrieval.answer.result_nodes.ResultMetadata):
+# `result_metadata(hit)`, a name bound to one, a parameter annotated with it, or an element of a list of them; every
+# key so read is declared.
+RECORD_READER = "result_metadata"
+KEY_READS = ("get", "pop", "setdefault")
+
+
+def _holds_record(expr: ast.AST, records: set[str], record_lists: set[str]) -> bool:
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr == "copy":
+            return _holds_record(func.value, records, record_lists)
+        return isinstance(func, ast.Name) and func.id == RECORD_READER
+    if isinstance(expr, ast.Name):
+        return expr.id in records
+    if isinstance(expr, ast.Subscript):  # one of a list of records
+        return isinstance(expr.value, ast.Name) and expr.value.id in record_lists
+    if isinstance(expr, ast.IfExp):
+        return _holds_record(expr.body, records, record_lists) or _holds_record(expr.orelse, records, record_lists)
+    return False
+
+
+def _record_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names a module binds to a result's metadata record, and to lists of records (module-wide)."""
+    records: set[str] = set()
+    record_lists: set[str] = set()
+    while True:
+        known = len(records) + len(record_lists)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                if _holds_record(node.value, records, record_lists):
+                    records |= names
+                elif isinstance(node.value, ast.ListComp) and _holds_record(node.value.elt, records, record_lists):
+                    record_lists |= names
+            elif isinstance(node, ast.arg) and ast.unparse(node.annotation or ast.Pass()) == "ResultMetadata":
+                records.add(node.arg)
+            elif isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
+                records |= {node.target.id} if ast.unparse(node.iter) in record_lists else set()
+        if len(records) + len(record_lists) == known:
+            return records, record_lists
+
+
+def undeclared_metadata_reads(source: str, declared: set[str]) -> list[str]:
+    """Where a module reads a result's metadata around the record, or by a key the record does not declare."""
+    tree = ast.parse(source)
+    records, record_lists = _record_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "metadata" and ast.unparse(node).endswith(".node.metadata"):
+            found.append(f"line {node.lineno}: .node.metadata, not {RECORD_READER}()")
+        key = None
+        if isinstance(node, ast.Subscript) and _holds_record(node.value, records, record_lists):
+            key = node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in KEY_READS:
+            key = node.args[0] if node.args and _holds_record(node.func.value, records, record_lists) else None
+        if key is not None and not (isinstance(key, ast.Constant) and key.value in declared):
+            found.append(f"line {node.lineno}: key {ast.unparse(key)}")
+    return found
+
+
+def _declared_result_keys() -> set[str]:
+    from typing import get_type_hints
+
+    from llama_index_pearl.retrieval.answer.result_nodes import ResultMetadata
+
+    return set(get_type_hints(ResultMetadata))
+
+
+def test_the_command_line_reads_a_results_metadata_through_the_record_by_declared_keys_only():
+    declared = _declared_result_keys()
+    found = []
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        found += [f"cli/{path.name} {where}" for where in undeclared_metadata_reads(path.read_text(), declared)]
+    assert found == []
+
+
+def test_the_record_check_finds_a_misspelt_key_a_computed_key_and_a_read_around_the_record():
+    source = (
+        "def f(hit, nodes, meta: ResultMetadata, key):\n"
+        "    record = result_metadata(hit)\n"
+        "    metas = [result_metadata(n) for n in nodes]\n"
+        "    ok = record['table_id'], meta.get('in_set'), [m['set_tier'] for m in metas], metas[0]['route_twins']\n"
+        "    return record['tabel_id'], meta.get('set_teir'), [m['cosin'] for m in metas], record[key]\n"
+        "def g(hit):\n"
+        "    return hit.node.metadata['table_id'], result_metadata(hit).copy()['in_sett']\n"
+    )
+    assert sorted(undeclared_metadata_reads(source, _declared_result_keys())) == [
+        "line 5: key 'cosin'",
+        "line 5: key 'set_teir'",
+        "line 5: key 'tabel_id'",
+        "line 5: key key",
+        "line 7: .node.metadata, not result_metadata()",
+        "line 7: key 'in_sett'",
+    ]
