@@ -36,7 +36,7 @@ from table_sets import auc, logistic, question_rows
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 from llama_index_pearl.joins.graph import joins_between
-from llama_index_pearl.retrieval.evidence import FEATURES
+from llama_index_pearl.retrieval.answer.evidence import FEATURES
 from llama_index_pearl.text.words import identifier_words
 
 TRIALS = {

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/join_components.py BENCH [BENCH ...] [--json OUT] [--quiet]
 
-A set grows from the question's best table through the join graph (``retrieval.table_sets``): a gold table in
+A set grows from the question's best table through the join graph (``retrieval.answer.table_sets``): a gold table in
 another connected component of the graph, within the question's database, can come in only unjoined. For every
 question with two gold tables or more, the graph that an index build discovers (``discover_join_paths`` with the
 shipped defaults, each table's ``source`` its ``db``) is restricted to the question's database and the script

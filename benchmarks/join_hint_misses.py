@@ -16,7 +16,7 @@ from collections import Counter
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.evaluation.hint_recall import SqlSchema, gold_join_pairs, hint_pairs
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
 
 
 def main() -> None:

@@ -2,9 +2,9 @@
 
 Each benchmark folder is indexed once at the shipped defaults, every database's tables together (the whole lake:
 the unified pool with provenance); for each question, the answer step's own ranking (``ROUTE_DEPTH`` tables) and
-its sources' evidence (:func:`~llama_index_pearl.retrieval.routing.source_evidence`) are computed once. Then:
+its sources' evidence (:func:`~llama_index_pearl.retrieval.answer.routing.source_evidence`) are computed once. Then:
 
-- per set, ``Source@1`` of the shipped :class:`~llama_index_pearl.retrieval.routing.Routing` (the chosen source
+- per set, ``Source@1`` of the shipped :class:`~llama_index_pearl.retrieval.answer.routing.Routing` (the chosen source
   is the question's ``db``), with twins counted as the same database beside it, and of the best table's source
   alone (what routing replaces);
 - ``--learn`` fits the conditional logit on every set given (each weighted alike) and prints its weights and
@@ -30,8 +30,8 @@ import numpy as np
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
-from llama_index_pearl.retrieval.evidence import content_words
-from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Routing, route, source_evidence
+from llama_index_pearl.retrieval.answer.evidence import content_words
+from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH, Routing, route, source_evidence
 from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench = load_benchmark(folder)
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
         sets[bench.name] = question_rows(index, bench)
-        twins_of[bench.name] = index.revisions.state().answer.twins()
+        twins_of[bench.name] = index.revisions.state().router.twins()
         shipped = accuracy(sets[bench.name], Routing(), twins_of[bench.name])
         out["sets"][bench.name] = {
             "Source@1": shipped[0],

@@ -37,8 +37,8 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.corpus.catalog import Catalog, UnitInfo
-from llama_index_pearl.retrieval.pooling import UnitHit, max_pool, ranking_is_final
-from llama_index_pearl.retrieval.search import MIN_FETCH
+from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool, ranking_is_final
+from llama_index_pearl.retrieval.search.search import MIN_FETCH
 from llama_index_pearl.retrieval.state import RetrievalState, Revision
 from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
 from llama_index_pearl.store.hnsw import HnswSettings

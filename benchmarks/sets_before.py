@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from llama_index_pearl.retrieval.table_sets import choose_table_set, set_first, word_weights
+
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import evaluate_rankings, evaluate_sets, group_means, load_benchmark
-from llama_index_pearl.retrieval.table_sets import choose_table_set, set_first, word_weights
 from llama_index_pearl.text.models import embed_queries
 
 

@@ -5,7 +5,7 @@ every question, within its own database (``db``: the retrieval of ``filters`` on
 pool (``pool``), the pooled ranking and its candidates' evidence are computed once, by the package's own answer
 step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
 
-- ``--learn`` fits the logistic model of :class:`~llama_index_pearl.retrieval.evidence.Confidence` (and its
+- ``--learn`` fits the logistic model of :class:`~llama_index_pearl.retrieval.answer.evidence.Confidence` (and its
   ``without_columns`` twin) on every set's candidates, each set weighted alike, and prints each held-out set's
   AUC and calibration error (the model fitted on the other sets), and how often a bridge is gold;
 - ``--rules`` chooses sets with each rule from the same evidence and prints, per set and mode, how often the set
@@ -41,9 +41,9 @@ from llama_index_pearl.evaluation.benchmark import (
     evaluate_sets,
     load_benchmark,
 )
-from llama_index_pearl.retrieval.evidence import FEATURES, Confidence, content_words
-from llama_index_pearl.retrieval.search import Question, Ranked
-from llama_index_pearl.retrieval.table_sets import SetRule, SetTier, set_first
+from llama_index_pearl.retrieval.answer.evidence import FEATURES, Confidence, content_words
+from llama_index_pearl.retrieval.answer.table_sets import SetRule, SetTier, set_first
+from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import embed_queries
 

@@ -61,7 +61,7 @@ from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import Benchmark, BenchQuery, load_benchmark
 from llama_index_pearl.evaluation.hint_recall import SqlSchema, gold_join_pairs
 from llama_index_pearl.evaluation.llamaindex_baseline import sqlite_database
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
 from llama_index_pearl.retrieval.sql_tables import join_keys_text
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import default_embed_model, openai_compatible_llm

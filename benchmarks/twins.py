@@ -1,6 +1,6 @@
 """Which sources of a pool are named twins (copies of one schema), by names and columns, and by names alone.
 
-Every pair of sources :func:`~llama_index_pearl.retrieval.routing.twin_sources` names, with the tables' columns
+Every pair of sources :func:`~llama_index_pearl.retrieval.answer.routing.twin_sources` names, with the tables' columns
 (as an index reads them) and without (names alone), so that a rule is judged on pools whose copies are known:
 
     python benchmarks/twins.py ../shared/bench/spider ../shared/bench/spider2_lite ../shared/bench/real_schemas
@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Sequence
 
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.retrieval.routing import twin_sources
+from llama_index_pearl.retrieval.answer.routing import twin_sources
 from llama_index_pearl.tables.inputs import load_tables
 
 

@@ -27,8 +27,8 @@ from llama_index_pearl.cli.options import GENERATION_SAMPLING
 from llama_index_pearl.evaluation.ablations import Ablation, build_ablated
 from llama_index_pearl.evaluation.benchmark import Benchmark, evaluate_rankings, load_benchmark
 from llama_index_pearl.generation import reorder_rows_for_path
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT, LexicalScorer
-from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT, LexicalScorer
+from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.models import embed_queries, encoder_window, openai_compatible_llm, token_counter_for
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS, TableView, serialize_views

@@ -22,7 +22,7 @@ from pathlib import Path
 import llama_index_pearl
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.generation import HeuristicQueryGenerator
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
 
 DEFAULT_FOLDER = llama_index_pearl.example_data()
 

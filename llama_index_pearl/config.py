@@ -134,14 +134,15 @@ class PearlConfig:
             (:mod:`~llama_index_pearl.corpus.columns`); ``False``: tables are matched by their units and names only.
         needed_confidence: The answer set's *needed* tier: the tables the question needs with at least this
             confidence (a probability, fitted on every dev set), joined by the fewest bridges
-            (:mod:`~llama_index_pearl.retrieval.table_sets`). Read by the index's retrievers; an insert that sets
+            (:mod:`~llama_index_pearl.retrieval.answer.table_sets`). Read by the index's retrievers; an insert that sets
             it (``insert_tables(..., needed_confidence=0.6)``) changes the index's bar from then on, persisted.
         maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``
             (an insert may change it as it changes ``needed_confidence``).
         preferred_sources: Sources, comma-separated, that a question routed to one of their copies (a *twin*:
-            :func:`~llama_index_pearl.retrieval.routing.twin_sources`) is answered within instead, the copy named:
-            the production database before its export, the warehouse before its staging copy. ``None``: the
-            question is answered within the copy it is routed to. An insert may change it, as it changes the bars.
+            :func:`~llama_index_pearl.retrieval.answer.routing.twin_sources`) is answered within instead, the
+            copy named: the production database before its export, the warehouse before its staging copy.
+            ``None``: the question is answered within the copy it is routed to. An insert may change it, as it
+            changes the bars.
 
     Raises:
         ValueError: A value of the wrong type or out of range, or two options that

@@ -9,7 +9,7 @@ from llama_index.core.schema import TextNode
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.corpus.build import IndexParts
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
 from llama_index_pearl.store.embedding import build_vector_index
 
 

@@ -14,9 +14,9 @@ from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool
 from llama_index_pearl.store.any_store import store_dimension
 from llama_index_pearl.store.faiss_store import PearlFaissStore, new_faiss_store
 from llama_index_pearl.tables.table import Table

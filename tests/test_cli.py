@@ -135,6 +135,19 @@ def test_eval_reports_the_sets_precision_beside_its_completeness(bench_of_databa
     assert row["Set"] == 100.0 and row["SetPrecision"] == 100.0 and row["SetSize"] == row["GoldSize"] == 3.0
 
 
+def test_eval_json_holds_the_fields_of_the_eval_result_in_order_its_figures_in_their_place(bench, tmp_path):
+    import dataclasses
+
+    from llama_index_pearl.evaluation.eval_result import EvalResult, RunFigures
+
+    out = tmp_path / "result.json"
+    assert main(["eval", str(bench), "--anchor", "--ks", "1,2", "--json", str(out)]) == 0
+    fields = [f.name for f in dataclasses.fields(EvalResult)]
+    at = fields.index("figures")
+    figures = [f.name for f in dataclasses.fields(RunFigures)]
+    assert list(json.loads(out.read_text())) == [*fields[:at], *figures, *fields[at + 1 :]]
+
+
 def test_eval_anchor_sets_objectindex_beside_pearl(bench, tmp_path, capsys):
     out = tmp_path / "p.json"
     assert main(["eval", str(bench), "--anchor", "--ks", "1,2", "--json", str(out)]) == 0
@@ -511,7 +524,7 @@ def test_eval_llamaindex_ranks_with_llamaindexs_object_index_over_a_sqlite_pool(
 def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_line():
     from llama_index_pearl.cli.output import format_ranked
     from llama_index_pearl.joins.graph import Join
-    from llama_index_pearl.retrieval.join_hints import JoinHint
+    from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 
     pairs = (("origin", "origin"), ("time_hour", "time_hour"))
     key = Join("flights", "weather", pairs, "explicit", False)
@@ -523,16 +536,48 @@ def test_query_output_shows_a_composite_key_whole_and_an_alternative_on_its_own_
     ]
 
 
-def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it():
+def result_node(table_id, **meta):
+    """A result node of ``table_id`` whose metadata holds every key of ``ResultMetadata``: a table outside any set,
+    matched by its own original unit, ``meta`` over that."""
+    from typing import get_type_hints
+
     from llama_index.core.schema import NodeWithScore, TextNode
 
+    from llama_index_pearl.retrieval.answer.result_nodes import ResultMetadata
+
+    record = {
+        "table_id": table_id,
+        "source": None,
+        "matched_unit_id": f"unit-{table_id}",
+        "matched_kind": "original",
+        "matched_table_ids": [table_id],
+        "matched_question": None,
+        "cosine": 0.5,
+        "in_set": False,
+        "set_tier": None,
+        "set_reason": None,
+        "set_confidence": None,
+        "set_source": None,
+        "set_size": 0,
+        "routed_source": None,
+        "route_confidence": None,
+        "route_rivals": [],
+        "route_rival_confidences": [],
+        "route_twins": [],
+        "join_hints": [],
+        **meta,
+    }
+    assert set(record) == set(get_type_hints(ResultMetadata))
+    return NodeWithScore(node=TextNode(text=table_id, metadata=record), score=0.5)
+
+
+def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it():
     from llama_index_pearl.cli.output import format_ranked
     from llama_index_pearl.joins.graph import Join
-    from llama_index_pearl.retrieval.join_hints import JoinHint
+    from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 
     def node(table_id, reason):
-        meta = {"table_id": table_id, "in_set": reason is not None, "set_reason": reason, "cosine": 0.5}
-        return NodeWithScore(node=TextNode(text=table_id, metadata=meta), score=0.5)
+        return result_node(table_id, in_set=reason is not None, set_reason=reason)
 
     nodes = [node("gig", "matched"), node("venue", "matched"), node("artist", None)]
     hints = [
@@ -550,15 +595,10 @@ def test_query_output_shows_the_sets_joins_then_how_the_other_candidates_join_it
 
 
 def test_query_output_lists_the_may_be_needed_tier_of_a_question_in_one_database_under_its_heading():
-    from llama_index.core.schema import NodeWithScore, TextNode
-
     from llama_index_pearl.cli.output import format_ranked
 
     def node(table_id, tier, in_set=True):
-        meta = {"table_id": table_id, "in_set": in_set, "set_tier": tier, "set_reason": "matched" if in_set else None}
-        return NodeWithScore(
-            node=TextNode(text=table_id, metadata={**meta, "cosine": 0.5, "set_source": None}), score=0.5
-        )
+        return result_node(table_id, in_set=in_set, set_tier=tier, set_reason="matched" if in_set else None)
 
     text = format_ranked("q", [node("gig", "needed"), node("venue", "may_be_needed"), node("city", None, False)], [])
     may, others = text.split("May be needed")[1].split("Other candidates:")

@@ -26,7 +26,7 @@ MODULES = _modules_with_examples()
 
 
 def test_the_search_finds_the_modules_with_examples():
-    assert "llama_index_pearl.retrieval.table_sets" in MODULES
+    assert "llama_index_pearl.retrieval.answer.table_sets" in MODULES
     assert "llama_index_pearl.index" not in MODULES
 
 

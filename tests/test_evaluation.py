@@ -122,3 +122,24 @@ def test_a_benchmark_table_file_holding_a_link_path_is_read_from_the_file_it_nam
     (table,) = load_benchmark(bench).tables
     assert table.id == "shop__orders" and table.columns == ["order_id", "customer_id"]
     assert [str(t) for t in table.df.dtypes] == ["Int64", "Int64"]
+
+
+def test_an_eval_results_json_leaves_out_what_its_method_did_not_measure_and_keeps_its_nones():
+    from llama_index_pearl.evaluation.eval_result import EvalResult, RunFigures
+
+    figures = RunFigures(n_units=4, index_seconds=0.1, query_latency_ms={"p50": 1.0, "p95": 2.0})
+    result = EvalResult("tiny", "bm25", False, True, True, None, False, 4, figures, {"all": {"n": 3, "R@1": 50.0}})
+    data = result.to_json()
+    assert data["lexical_weight"] is None and data["batch_ms_per_query"] is None and data["n_units"] == 4
+    assert not {"figures", "ablations", "llm", "join_hints", "anchor"} & set(data)
+
+
+def test_an_eval_results_table_names_the_bench_and_a_row_per_group_of_questions():
+    from llama_index_pearl.evaluation.eval_result import EvalResult, RunFigures
+
+    figures = RunFigures(n_units=4, index_seconds=0.1, query_latency_ms={"p50": 1.0, "p95": 2.0})
+    metrics = {"all": {"n": 3, "R@1": 50.0}, "1 table": {"n": 2, "R@1": 75.0}}
+    lines = EvalResult("tiny", "bm25", False, True, True, None, False, 4, figures, metrics).table().splitlines()
+    assert lines[0].startswith("bench=tiny method=bm25 tables=4 units=4")
+    assert lines[1].split() == ["group", "n", "R@1"]
+    assert [line.split() for line in lines[2:]] == [["all", "3", "50.00"], ["1", "table", "2", "75.00"]]

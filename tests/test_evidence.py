@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llama_index_pearl.evaluation.benchmark import calibration_error
-from llama_index_pearl.retrieval.evidence import (
+from llama_index_pearl.retrieval.answer.evidence import (
     FEATURES,
     Candidate,
     Confidence,

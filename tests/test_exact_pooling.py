@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llama_index_pearl.retrieval.pooling import (
+from llama_index_pearl.retrieval.search.pooling import (
     Memberships,
     UnitHit,
     max_pool,
@@ -87,7 +87,7 @@ def test_pooling_the_best_units_of_every_score_equals_brute_force(corpus, k, fet
 
 
 def test_pooling_the_best_units_never_pools_every_unit_when_the_best_decide(monkeypatch):
-    import llama_index_pearl.retrieval.pooling as pooling
+    import llama_index_pearl.retrieval.search.pooling as pooling
 
     monkeypatch.setattr(pooling, "pool_all_units", lambda *args: pytest.fail("pooled every unit"))
     scores = np.linspace(1.0, 0.0, 1000, dtype=np.float32)

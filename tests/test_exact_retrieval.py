@@ -13,8 +13,8 @@ from indexes import with_units
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
-from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool
 
 
 def _corpus(seed: int, storage_context=None) -> PearlTableIndex:

@@ -10,7 +10,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 
 from llama_index_pearl import HeuristicQueryGenerator, PearlRetriever, PearlTableIndex
 from llama_index_pearl.corpus.units import UnitKind, make_unit, original_unit
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 
 
 def test_whole_table_build_has_one_original_unit_per_table(music_tables, hashing_embedding):

@@ -7,7 +7,7 @@ import pandas as pd
 from graphs import add_join
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.join_hints import compute_join_hints, format_join_hints, hints_for_table
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints, format_join_hints, hints_for_table
 
 
 def _edge(graph, left, lcol, right, rcol, kind="explicit", declared=False, score=1.5):

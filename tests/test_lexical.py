@@ -11,9 +11,9 @@ from embeddings import TrigramEmbedding
 from indexes import lexical_scorer
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.lexical import LexicalScorer, lexical_tokens
-from llama_index_pearl.retrieval.pooling import UnitHit, max_pool
 from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer, lexical_tokens
+from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool
 from llama_index_pearl.text.words import singular, split_identifiers
 
 

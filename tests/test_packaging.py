@@ -53,7 +53,7 @@ def test_optional_packages_are_not_core_dependencies(optional):
 
 @pytest.mark.parametrize("core", ["bm25s", "llama-index-llms-openai-like"])
 def test_lexical_scoring_and_the_llm_client_are_core_dependencies(core):
-    # bm25s scores every retrieval (llama_index_pearl.retrieval.lexical); OpenAILike is the product's LLM client
+    # bm25s scores every retrieval (llama_index_pearl.retrieval.search.lexical); OpenAILike is the product's LLM client
     assert any(r.startswith(core) for r in PYPROJECT["project"]["dependencies"])
 
 

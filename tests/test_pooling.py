@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llama_index_pearl.retrieval.pooling import (
+from llama_index_pearl.retrieval.search.pooling import (
     UnitHit,
     fuse_lexical,
     lexical_candidates,

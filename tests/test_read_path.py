@@ -14,8 +14,8 @@ from llama_index.core.storage import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.faiss_search import FaissSearch
 from llama_index_pearl.retrieval.retriever import embed_query
+from llama_index_pearl.retrieval.search.faiss_search import FaissSearch
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from llama_index_pearl.generation import HeuristicQueryGenerator, PathRequest
 from llama_index_pearl.joins import discover_join_paths, extend_join_paths
 from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.joins.profiles import profile_column, profile_tables
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
 from llama_index_pearl.tables.inputs import load_tables
 from llama_index_pearl.tables.table import Table
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from llama_index.core import StorageContext
+from llama_index.core.vector_stores import MetadataFilter, MetadataFilters, SimpleVectorStore
 
 from llama_index_pearl import PearlConfig, PearlTableIndex, Table
-from llama_index_pearl.retrieval.routing import Routing, SourceEvidence, route, source_evidence, twin_sources
+from llama_index_pearl.retrieval.answer.answer import AnswerRequest
+from llama_index_pearl.retrieval.answer.routing import (
+    ROUTE_DEPTH,
+    Routing,
+    SourceEvidence,
+    route,
+    source_evidence,
+    twin_sources,
+)
 
 
 def test_the_source_holding_more_of_the_question_wins_over_the_one_with_the_best_table():
@@ -141,6 +151,34 @@ def test_a_question_naming_one_databases_tables_is_answered_within_it(look_alike
 
 def test_the_other_database_is_routed_to_by_its_own_words(look_alikes):
     chosen, meta = _answer(look_alikes, "Which films did each customer rent?")
+    assert meta["routed_source"] == "films"
+    assert chosen and all(t.startswith("films/") for t in chosen)
+
+
+def _of_source(source: str) -> MetadataFilters:
+    return MetadataFilters(filters=[MetadataFilter(key="source", value=source)])
+
+
+def test_the_router_reads_a_ranking_route_depth_deep_only_where_the_reach_holds_two_sources(look_alikes):
+    state = look_alikes.revisions.state()
+    assert state.router.depth(None) == ROUTE_DEPTH
+    assert state.router.depth(state.scope(_of_source("music"))) == 0
+
+
+def test_the_answer_asks_its_search_as_deep_as_its_set_and_its_routing_read(look_alikes):
+    state = look_alikes.revisions.state()
+    rule, music = state.set_rule, state.scope(_of_source("music"))
+    assert state.answer.depth(AnswerRequest(k=5, rule=rule, margin=None, scope=None)) == ROUTE_DEPTH
+    assert state.answer_in(music).depth(AnswerRequest(k=5, rule=rule, margin=None, scope=music)) == rule.depth
+    assert state.answer.depth(AnswerRequest(k=5, rule=None, margin=None, scope=None)) == 5
+
+
+def test_a_search_that_scores_no_given_table_routes_within_its_ranking_kept_to_the_source(minilm, look_alikes):
+    """A store known only through LlamaIndex cannot rank a source's tables anew: the ranking is kept to them."""
+    context = StorageContext.from_defaults(vector_store=SimpleVectorStore())
+    index = PearlTableIndex.from_tables(look_alikes.tables.values(), embed_model=minilm, storage_context=context)
+    assert index.revisions.state().router.scoring is None
+    chosen, meta = _answer(index, "Which films did each customer rent?")
     assert meta["routed_source"] == "films"
     assert chosen and all(t.startswith("films/") for t in chosen)
 

@@ -10,7 +10,7 @@ from llama_index.core.vector_stores.types import FilterCondition, FilterOperator
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.scope import tables_in_scope
+from llama_index_pearl.retrieval.search.scope import tables_in_scope
 from llama_index_pearl.tables.table import Table
 
 TABLES = ["shop.orders", "shop.customers", "crm.customers", "notes"]

@@ -1,7 +1,9 @@
-"""One search interface for every store: a revision takes the search of its store, and each search ranks the same
-tables through ``rank`` and says through ``score`` whether it can score tables outside a ranking."""
+"""One search interface for every store: a revision takes the search of its store, each search ranks the same
+tables through ``rank``, and only a search that reads the stored vectors scores given tables (``ScopedScoring``)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from embeddings import HashingEmbedding
@@ -9,13 +11,12 @@ from llama_index.core import StorageContext
 from llama_index.core.vector_stores import SimpleVectorStore
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.faiss_search import FaissSearch
-from llama_index_pearl.retrieval.grouped_search import GroupedSearch
-from llama_index_pearl.retrieval.pooling import UnitHit
 from llama_index_pearl.retrieval.retriever import embed_query
-from llama_index_pearl.retrieval.search import Fetch, Question, Request, SearchSpace
-from llama_index_pearl.retrieval.store_search import StoreSearch
-from llama_index_pearl.retrieval.table_sets import DEFAULT_SET_RULE
+from llama_index_pearl.retrieval.search.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.search.grouped_search import GroupedSearch
+from llama_index_pearl.retrieval.search.pooling import UnitHit
+from llama_index_pearl.retrieval.search.search import Fetch, Question, ScopedScoring, SearchRequest, SearchSpace
+from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 QUESTIONS = ("Wembley capacity", "singer Ann Lee", "Which concert was at Maracana?")
 
@@ -59,8 +60,8 @@ def _run(index: PearlTableIndex, steps):
         return done.value
 
 
-def _request(lexical_weight: float = 0.075, k: int = 3) -> Request:
-    return Request(k=k, fetch_k=None, lexical_weight=lexical_weight, rule=DEFAULT_SET_RULE, margin=None, scope=None)
+def _request(lexical_weight: float = 0.075, depth: int = 16) -> SearchRequest:
+    return SearchRequest(depth=depth, fetch_k=None, lexical_weight=lexical_weight, scope=None)
 
 
 def _questions(index: PearlTableIndex) -> list[Question]:
@@ -91,8 +92,8 @@ def test_the_default_search_scores_a_table_outside_its_ranking_from_its_own_unit
     index = _index(music_tables, "faiss")
     with index.read_lock():
         search = index.revisions.state().search
-        ranked = _run(index, search.rank(_questions(index)[:1], _request(k=1)))[0]
-        deeper = _run(index, search.rank(_questions(index)[:1], _request(k=3)))[0]
+        ranked = _run(index, search.rank(_questions(index)[:1], _request(depth=1)))[0]
+        deeper = _run(index, search.rank(_questions(index)[:1], _request(depth=3)))[0]
         outside = [t for t in deeper.tables if t.table_id not in {r.table_id for r in ranked.tables[:1]}]
         scored = search.score(ranked, [t.table_id for t in outside])
     assert [(t.table_id, t.unit_id) for t in scored] == [(t.table_id, t.unit_id) for t in outside]
@@ -100,12 +101,22 @@ def test_the_default_search_scores_a_table_outside_its_ranking_from_its_own_unit
 
 
 @pytest.mark.parametrize("store", ["qdrant", "any other"])
-def test_a_store_known_only_through_llamaindex_scores_no_table_outside_a_ranking(music_tables, store):
+def test_a_store_known_only_through_llamaindex_has_no_scoring_of_given_tables(music_tables, store):
     index = _index(music_tables, store)
     with index.read_lock():
         search = index.revisions.state().search
-        ranked = _run(index, search.rank(_questions(index)[:1], _request()))[0]
-        assert search.score(ranked, ["stadium"]) is None
+    assert not isinstance(search, ScopedScoring)
+    assert not any(hasattr(search, name) for name in ("score", "own_scores", "rank_within"))
+
+
+def test_the_default_search_has_the_scoring_of_given_tables(music_tables):
+    index = _index(music_tables, "faiss")
+    with index.read_lock():
+        assert isinstance(index.revisions.state().search, ScopedScoring)
+
+
+def test_a_search_request_holds_what_every_search_reads_and_never_the_set_rule():
+    assert [f.name for f in dataclasses.fields(SearchRequest)] == ["depth", "fetch_k", "lexical_weight", "scope"]
 
 
 def test_a_search_space_reads_bm25_only_when_lexical_evidence_is_asked_for():

@@ -8,7 +8,7 @@ from embeddings import TrigramEmbedding
 from llama_index_pearl import PearlTableIndex, Table
 from llama_index_pearl.joins import discover_join_paths
 from llama_index_pearl.joins.stars import join_stars
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
 
 EMB = TrigramEmbedding()
 

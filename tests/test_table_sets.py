@@ -9,8 +9,8 @@ import pytest
 from graphs import add_join
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.join_hints import compute_join_hints
-from llama_index_pearl.retrieval.table_sets import (
+from llama_index_pearl.retrieval.answer.join_hints import compute_join_hints
+from llama_index_pearl.retrieval.answer.table_sets import (
     SetReason,
     SetRule,
     SetTier,

@@ -36,9 +36,10 @@ from llama_index_pearl.cli.sources import resolve_sources, short_table_names, ta
 from llama_index_pearl.cli.terminal import show, shows_progress
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
-from llama_index_pearl.retrieval.join_hints import hints_of_result
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.join_hints import hints_of_result
+from llama_index_pearl.retrieval.answer.result_nodes import result_metadata
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 from llama_index_pearl.storage.persistence import is_index_folder, load_graph_and_tables, load_join_graph
 from llama_index_pearl.tables.bundled import example_data
 
@@ -85,7 +86,7 @@ def _ranked(
         similarity_top_k=k, lexical_weight=lexical_weight, set_rule=set_rule, filters=filters
     )
     nodes = retriever.retrieve(question)
-    hints = hints_of_result(n.node.metadata for n in nodes)
+    hints = hints_of_result(result_metadata(n) for n in nodes)
     names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
     nodes, hints = with_short_names(nodes, hints, names)
     if quiet:
@@ -153,7 +154,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             similarity_top_k=args.k, lexical_weight=args.lexical_weight, set_rule=set_rule_of(args), filters=filters
         )
         nodes = retriever.retrieve(args.question)
-        rows = [{"table_id": n.node.metadata["table_id"], "score": n.score, **n.node.metadata} for n in nodes]
+        rows = [{"table_id": result_metadata(n)["table_id"], "score": n.score, **result_metadata(n)} for n in nodes]
         show(json.dumps(rows, indent=2))
     else:
         show(_ranked(index, args.question, args.k, args.lexical_weight, set_rule_of(args), filters, args.quiet))

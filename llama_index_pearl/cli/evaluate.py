@@ -11,9 +11,10 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.cli.commands import write_json
 from llama_index_pearl.cli.options import BuildArguments, build_arguments, set_rule_of, source_filters
@@ -29,14 +30,16 @@ from llama_index_pearl.evaluation.benchmark import (
     evaluate_sets,
     evaluate_slot_rankings,
     format_beside,
-    format_metrics,
     ranking_depth,
     slot_rankings,
     time_queries,
     unit_vectors,
 )
 from llama_index_pearl.evaluation.benchmark_folder import Benchmark, load_benchmark
+from llama_index_pearl.evaluation.eval_result import EvalResult, GeneratorUse, MethodRun, RunFigures, SetAnswers
 from llama_index_pearl.index import PearlTableIndex
+from llama_index_pearl.retrieval.answer.result_nodes import result_metadata
+from llama_index_pearl.retrieval.answer.table_sets import SetTier
 from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.text.models import resolve_embed_model
 
@@ -72,56 +75,58 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _check_databases(bench)
     depth = ranking_depth(bench.queries, ks)
     if args.method == "bm25":
-        result, index = _rank_bm25(bench, built, depth, per_database), None
+        run, index = _rank_bm25(bench, built, depth, per_database), None
     elif args.method == "llamaindex":
-        result, index = _rank_object_index(bench, built, depth, per_database), None
+        run, index = _rank_object_index(bench, built, depth, per_database), None
     else:
         if args.method != "pearl":  # baselines: the same encoder and serialization, no augmentation
             built = BuildArguments(dataclasses.replace(built.config, augment=False), built.embed_model)
-        result, index = _rank_with_index(bench, built, args, ks, depth)
-    rankings = result.pop("rankings")
-    slot_metrics = result.pop("slot_metrics", {})
-    sets, copies = result.pop("sets", None), result.pop("copies", None)
-    if sets is not None:
-        table_sources = {t.id: t.source for t in bench.tables} if args.provenance else None
-        judged = evaluate_sets(bench.queries, *sets, sources=table_sources, copies=copies)
-        slot_metrics = _merge_metrics(judged, slot_metrics)
-    ablation = result.pop("ablation", Ablation())
-    result = {
-        "bench": bench.name,
-        "method": args.method,
-        "per_database": per_database,
-        "titles": built.config.include_titles,
-        "provenance": args.provenance,
-        "lexical_weight": args.lexical_weight if args.method in ("pearl", "whole-table") else None,
-        "table_set": args.method == "pearl" and args.table_set,
-        "n_tables": len(bench.tables),
-        **result,
-        "metrics": _merge_metrics(evaluate_rankings(bench.queries, rankings, ks), slot_metrics),
-    }
+        run, index = _rank_with_index(bench, built, args, ks, depth)
+    result = EvalResult(
+        bench=bench.name,
+        method=args.method,
+        per_database=per_database,
+        titles=built.config.include_titles,
+        provenance=args.provenance,
+        lexical_weight=args.lexical_weight if args.method in ("pearl", "whole-table") else None,
+        table_set=args.method == "pearl" and args.table_set,
+        n_tables=len(bench.tables),
+        figures=run.figures,
+        metrics=_merge_metrics(evaluate_rankings(bench.queries, run.rankings, ks), _set_metrics(bench, run, args)),
+    )
     if args.method == "pearl" and index is not None:
-        result.update(_llm_report(index, ablation))
+        result.ablations, result.llm = _generation_report(index, run.ablation)
         if any(q.sql for q in bench.queries):
             from llama_index_pearl.evaluation.hint_recall import evaluate_join_hints
 
-            result["join_hints"] = evaluate_join_hints(bench.queries, rankings, index.join_graph, bench.tables, ks)
+            result.join_hints = evaluate_join_hints(bench.queries, run.rankings, index.join_graph, bench.tables, ks)
     if getattr(args, "anchor", False) and args.method != "llamaindex":
         anchor = _rank_object_index(bench, built, depth, per_database)
-        result["anchor"] = {
-            "method": "llamaindex",
-            "metrics": anchor_metrics(evaluate_rankings(bench.queries, anchor["rankings"], ks)),
-        }
-    show(format_metrics(result))
-    if "anchor" in result:
-        show(format_beside(result["metrics"], result["anchor"]["metrics"]))
-    if "join_hints" in result:
-        show(format_join_hint_metrics(result["join_hints"]))
+        metrics = anchor_metrics(evaluate_rankings(bench.queries, anchor.rankings, ks))
+        result.anchor = {"method": "llamaindex", "metrics": metrics}
+    show(result.table())
+    if result.anchor is not None:
+        show(format_beside(result.metrics, result.anchor["metrics"]))
+    if result.join_hints is not None:
+        show(format_join_hint_metrics(result.join_hints))
     if args.json_out:
-        write_json(args.json_out, result)
+        write_json(args.json_out, result.to_json())
     return 0
 
 
-def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> dict[str, Any]:
+def _set_metrics(bench: Benchmark, run: MethodRun, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """The run's slot R@k, and how its sets measure where it chose sets."""
+    if run.sets is None:
+        return run.slot_metrics
+    table_sources = {t.id: t.source for t in bench.tables} if args.provenance else None
+    sets = run.sets
+    judged = evaluate_sets(
+        bench.queries, sets.tables, sets.needed, sets.confidences, sources=table_sources, copies=run.copies
+    )
+    return _merge_metrics(judged, run.slot_metrics)
+
+
+def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> MethodRun:
     """BM25 over the tables serialized as the index would (no vectors: nothing is embedded)."""
     from llama_index_pearl.evaluation.baselines import BM25TableRanker
 
@@ -129,18 +134,10 @@ def _rank_bm25(bench: Benchmark, built: BuildArguments, top: int, per_database: 
     ranker = BM25TableRanker(bench.tables, serializer_for(resolve_embed_model(built.embed_model), built.config))
     index_seconds = time.perf_counter() - started
     rankings, latency = _time_ranker(bench, ranker.rank, top, per_database)
-    return {
-        "rankings": rankings,
-        "n_units": len(bench.tables),
-        "index_seconds": round(index_seconds, 2),
-        "query_latency_ms": latency,
-        "batch_ms_per_query": None,
-        "units_by_kind": {},
-        "build_seconds": {},
-    }
+    return MethodRun(rankings, RunFigures(len(bench.tables), round(index_seconds, 2), latency))
 
 
-def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> dict[str, Any]:
+def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int, per_database: bool) -> MethodRun:
     """LlamaIndex's ObjectIndex + SQLTableNodeMapping over a SQLite database of the tables, same encoder."""
     import tempfile
 
@@ -153,15 +150,7 @@ def _rank_object_index(bench: Benchmark, built: BuildArguments, top: int, per_da
         )
         index_seconds = time.perf_counter() - started
         rankings, latency = _time_ranker(bench, ranker.rank, top, per_database)
-    return {
-        "rankings": rankings,
-        "n_units": ranker.n_tables,
-        "index_seconds": round(index_seconds, 2),
-        "query_latency_ms": latency,
-        "batch_ms_per_query": None,
-        "units_by_kind": {},
-        "build_seconds": {},
-    }
+    return MethodRun(rankings, RunFigures(ranker.n_tables, round(index_seconds, 2), latency))
 
 
 def _time_ranker(bench: Benchmark, rank: Any, top: int, per_database: bool) -> tuple[list[list[str]], dict[str, float]]:
@@ -199,7 +188,7 @@ def _tables_by_database(bench: Benchmark) -> dict[str | None, set[str]]:
 
 def _rank_with_index(
     bench: Benchmark, built: BuildArguments, args: argparse.Namespace, ks: Sequence[int], depth: int
-) -> tuple[dict[str, Any], PearlTableIndex]:
+) -> tuple[MethodRun, PearlTableIndex]:
     """Build the index, rank every question in one batch, time single questions on a sample."""
     started = time.perf_counter()
     ablation = Ablation(**{f.name: getattr(args, f.name) for f in ablation_fields()})
@@ -219,47 +208,55 @@ def _rank_with_index(
 
     questions = [q.question for q in bench.queries]
     started = time.perf_counter()
-    results = _retrieve_by_database(bench.queries, retriever_of, per_database)
-    rankings = [[n.node.metadata["table_id"] for n in nodes] for nodes in results]
-    sets = [[n.node.metadata["table_id"] for n in nodes if n.node.metadata.get("in_set")] for nodes in results]
-    needed = [  # the set's own needed tier: a close rival database's needed tables are not the set's
-        [
-            n.node.metadata["table_id"]
-            for n in nodes
-            if n.node.metadata.get("in_set") and n.node.metadata.get("set_tier") == "needed"
-        ]
-        for nodes in results
-    ]
-    confidences = [
-        [
-            (n.node.metadata["table_id"], n.node.metadata["set_confidence"])
-            for n in nodes
-            if n.node.metadata.get("set_confidence") is not None
-        ]
-        for nodes in results
-    ]
+    answers = [_Answer.of(nodes) for nodes in _retrieve_by_database(bench.queries, retriever_of, per_database)]
     batch_ms = 1000.0 * (time.perf_counter() - started) / max(1, len(questions))
     sample = bench.queries[:LATENCY_SAMPLE]
     retrievers = {q.db: retriever_of(q.db) for q in sample}
     asked = {q.question: q.db for q in sample}
     _, latency = time_queries(
-        lambda q: [n.node.metadata["table_id"] for n in retrievers[asked[q]].retrieve(q)], [q.question for q in sample]
+        lambda q: [result_metadata(n)["table_id"] for n in retrievers[asked[q]].retrieve(q)],
+        [q.question for q in sample],
     )
-    result = {
-        "rankings": rankings,
-        "sets": (sets, needed, confidences) if set_rule is not None else None,
-        "copies": [list(nodes[0].node.metadata.get("route_twins") or []) if nodes else [] for nodes in results],
-        "ablation": ablation,
+    figures = RunFigures(
+        len(index.units),
+        round(index_seconds, 2),
+        latency,
+        round(batch_ms, 2),
+        index.report.units_by_kind,
+        {k: round(v, 2) for k, v in index.report.seconds.items()},
+    )
+    sets = SetAnswers([a.chosen for a in answers], [a.needed for a in answers], [a.confidences for a in answers])
+    run = MethodRun(
+        [a.ranking for a in answers],
+        figures,
+        sets if set_rule is not None else None,
+        [a.copies for a in answers],
         # slot R@k scores every unit of the index: the unified pool's measure only
-        "slot_metrics": {} if per_database else _slot_metrics(index, bench.queries, ks, args.lexical_weight),
-        "n_units": len(index.units),
-        "index_seconds": round(index_seconds, 2),
-        "query_latency_ms": latency,
-        "batch_ms_per_query": round(batch_ms, 2),
-        "units_by_kind": index.report.units_by_kind,
-        "build_seconds": {k: round(v, 2) for k, v in index.report.seconds.items()},
-    }
-    return result, index
+        {} if per_database else _slot_metrics(index, bench.queries, ks, args.lexical_weight),
+        ablation,
+    )
+    return run, index
+
+
+class _Answer(NamedTuple):
+    """What ``pearl eval`` reads of one question's result nodes."""
+
+    ranking: list[str]
+    chosen: list[str]  # the set
+    needed: list[str]  # the set's own needed tier: a close rival database's needed tables are not the set's
+    confidences: list[tuple[str, float]]
+    copies: list[str | None]  # the copies of its database that the answer names
+
+    @classmethod
+    def of(cls, nodes: Sequence[NodeWithScore]) -> _Answer:
+        metas = [result_metadata(hit) for hit in nodes]
+        return cls(
+            [meta["table_id"] for meta in metas],
+            [meta["table_id"] for meta in metas if meta["in_set"]],
+            [meta["table_id"] for meta in metas if meta["in_set"] and meta["set_tier"] == SetTier.NEEDED.value],
+            [(meta["table_id"], meta["set_confidence"]) for meta in metas if meta["set_confidence"] is not None],
+            list(metas[0]["route_twins"]) if metas else [],
+        )
 
 
 def _retrieve_by_database(queries: Sequence[Any], retriever_of: Any, per_database: bool) -> list[Any]:
@@ -285,20 +282,19 @@ def format_join_hint_metrics(metrics: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def _llm_report(index: PearlTableIndex, ablation: Ablation) -> dict[str, Any]:
+def _generation_report(index: PearlTableIndex, ablation: Ablation) -> tuple[list[str], GeneratorUse]:
+    """The parts of PEARL left out of the index, and what its question generator did."""
     generation = index.report.generation
     views = [f for f in option_fields() if f.metadata["group"] == "views" and f.type == "bool"]
-    return {
-        # the paper's ablations, and the views off their default (star units, single-table questions)
-        "ablations": [*ablation.names(), *(f.name for f in views if getattr(index.config, f.name) != f.default)],
-        "llm": {
-            "model": index.generator_name,
-            "paths": index.report.n_paths,
-            "prompt_tokens": generation.get("prompt_tokens", 0),
-            "completion_tokens": generation.get("completion_tokens", 0),
-            "skipped": len(generation.get("skipped", [])),
-            "cached": generation.get("cached", 0),
-        },
+    # the paper's ablations, and the views off their default (star units, single-table questions)
+    ablations = [*ablation.names(), *(f.name for f in views if getattr(index.config, f.name) != f.default)]
+    return ablations, {
+        "model": index.generator_name,
+        "paths": index.report.n_paths,
+        "prompt_tokens": generation.get("prompt_tokens", 0),
+        "completion_tokens": generation.get("completion_tokens", 0),
+        "skipped": len(generation.get("skipped", [])),
+        "cached": generation.get("cached", 0),
     }
 
 

@@ -19,8 +19,8 @@ from typing import Any, Literal
 from llama_index.core.vector_stores.types import FilterOperator, MetadataFilter, MetadataFilters
 
 from llama_index_pearl.config import GROUPS, PearlConfig, option_fields
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 
 # how `pearl index`/`pearl eval` sample an LLM's questions (benchmarks/unit_texts.py samples the same way)
 GENERATION_SAMPLING: dict[str, Any] = {"temperature": 0.2, "max_tokens": 400}

@@ -19,9 +19,10 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.build import BuildReport
 from llama_index_pearl.joins.graph import Join, join_edges, joins_between
-from llama_index_pearl.retrieval.join_hints import JoinHint
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.table_sets import SetReason, SetTier
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint
+from llama_index_pearl.retrieval.answer.result_nodes import ResultMetadata, result_metadata
+from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
 
 __all__ = [
     "connecting_hints",
@@ -153,7 +154,7 @@ def format_estimate(estimate: Mapping[str, Any], generator: str) -> str:
 
 def _score(hit: NodeWithScore) -> str:
     score = float(hit.score or 0.0)
-    cosine = hit.node.metadata.get("cosine")
+    cosine = result_metadata(hit)["cosine"]
     if cosine is None or abs(score - float(cosine)) < 5e-4:
         return f"{score:.2f}"
     return f"{score:.2f} = similarity {float(cosine):.2f} + shared words {score - float(cosine):.2f}"
@@ -161,14 +162,14 @@ def _score(hit: NodeWithScore) -> str:
 
 def _why(hit: NodeWithScore, first_seen: Mapping[str, str]) -> list[str]:
     """Why a table matched: the unit's kind in words, and the generated question, said to be one."""
-    meta = hit.node.metadata
-    unit = meta.get("matched_unit_id")
+    meta = result_metadata(hit)
+    unit = meta["matched_unit_id"]
     if unit in first_seen and first_seen[unit] != meta["table_id"]:
         return [f"matched the same text as {first_seen[unit]}"]
-    kind = meta.get("matched_kind")
-    if kind not in QUESTION_KINDS or not meta.get("matched_question"):
+    kind = meta["matched_kind"]
+    if kind not in QUESTION_KINDS or not meta["matched_question"]:
         return [MATCHED.get(str(kind), "matched a unit of this table")]
-    others = [t for t in meta.get("matched_table_ids", []) if t != meta["table_id"]]
+    others = [t for t in meta["matched_table_ids"] if t != meta["table_id"]]
     about = f"joining it with {', '.join(others)}" if others else "about this table"
     return [f"matched a question PEARL generated {about}:", f'  "{meta["matched_question"]}"']
 
@@ -195,8 +196,8 @@ def format_ranked(
     ]
     lines.extend(_route_lines(nodes))
     first_seen: dict[str, str] = {}
-    width = max((len(hit.node.metadata["table_id"]) for hit in nodes), default=0)
-    chosen = [hit for hit in nodes if hit.node.metadata.get("in_set")]
+    width = max((len(result_metadata(hit)["table_id"]) for hit in nodes), default=0)
+    chosen = [hit for hit in nodes if result_metadata(hit)["in_set"]]
     if not chosen:
         _table_lines(lines, nodes, 1, width, first_seen)
         kept = connecting_hints(hints)
@@ -206,11 +207,11 @@ def format_ranked(
         elif len(nodes) > 1:
             lines.append("No known join connects these tables.")
         return "\n".join(lines)
-    members = {hit.node.metadata["table_id"] for hit in chosen}
-    needed = [hit for hit in chosen if hit.node.metadata.get("set_tier") != SetTier.MAYBE.value]
+    members = {result_metadata(hit)["table_id"] for hit in chosen}
+    needed = [hit for hit in chosen if result_metadata(hit)["set_tier"] != SetTier.MAYBE.value]
     rivals = dict(_rival_sets(nodes))
     # the API's order: a close rival database's needed tables among the may-be-needed ones, by confidence
-    maybe = [hit for hit in nodes if _may_be_needed(hit.node.metadata, rivals)]
+    maybe = [hit for hit in nodes if _may_be_needed(result_metadata(hit), rivals)]
     lines.append(_tier_heading("Needed", needed, "the question needs"))
     _table_lines(lines, needed, 1, width, first_seen)
     if maybe:
@@ -220,8 +221,8 @@ def format_ranked(
     if kept:
         lines.append(f"How they join ({JOINS_LEGEND}):")
         lines.extend(f"  {line}" for hint in kept for line in _hint_lines(hint))
-    shown = {hit.node.metadata["table_id"] for hit in (*needed, *maybe)}
-    others = [hit for hit in nodes if hit.node.metadata["table_id"] not in shown]
+    shown = {result_metadata(hit)["table_id"] for hit in (*needed, *maybe)}
+    others = [hit for hit in nodes if result_metadata(hit)["table_id"] not in shown]
     if others:
         lines.append("Other candidates:")
         _table_lines(lines, others, len(needed) + len(maybe) + 1, width, first_seen)
@@ -232,32 +233,31 @@ def format_ranked(
     return "\n".join(lines)
 
 
-def _may_be_needed(meta: Mapping[str, Any], rivals: Mapping[str, float]) -> bool:
+def _may_be_needed(meta: ResultMetadata, rivals: Mapping[str, float]) -> bool:
     """A table of the set's second tier, or a needed table of a close rival database's set."""
-    if meta.get("in_set"):
-        return meta.get("set_tier") == SetTier.MAYBE.value
-    return meta.get("set_source") in rivals
+    if meta["in_set"]:
+        return meta["set_tier"] == SetTier.MAYBE.value
+    return meta["set_source"] in rivals
 
 
 def _rival_sets(nodes: Sequence[NodeWithScore]) -> list[tuple[str, float]]:
     """Each close rival database whose set was returned, and how surely the question means it."""
-    meta = nodes[0].node.metadata if nodes else {}
-    return [
-        (str(source), float(sure or 0.0))
-        for source, sure in zip(meta.get("route_rivals", []), meta.get("route_rival_confidences", []))
-    ]
+    if not nodes:
+        return []
+    meta = result_metadata(nodes[0])
+    return [(str(source), float(sure)) for source, sure in zip(meta["route_rivals"], meta["route_rival_confidences"])]
 
 
 def _route_lines(nodes: Sequence[NodeWithScore]) -> list[str]:
     """The source the question was routed to, how surely, and the close or twin sources (none: not routed)."""
-    meta = nodes[0].node.metadata if nodes else {}
-    if meta.get("routed_source") is None:
+    meta = result_metadata(nodes[0]) if nodes else None
+    if meta is None or meta["routed_source"] is None:
         return []
     lines = [f"Database: {meta['routed_source']} (how surely: {meta['route_confidence']:.2f})"]
-    rivals = [str(r) for r in meta.get("route_rivals", []) if r not in meta.get("route_twins", [])]
+    rivals = [str(r) for r in meta["route_rivals"] if r not in meta["route_twins"]]
     if rivals:
         lines.append(f"  also close: {', '.join(rivals)}")
-    if meta.get("route_twins"):
+    if meta["route_twins"]:
         lines.append(f"  a copy of its schema fits as well: {', '.join(str(t) for t in meta['route_twins'])}")
     return lines
 
@@ -274,7 +274,7 @@ def format_table_names(nodes: Sequence[NodeWithScore]) -> str:
     Args:
         nodes: ``PearlRetriever`` results, best first.
     """
-    return "\n".join(hit.node.metadata["table_id"] for hit in nodes)
+    return "\n".join(result_metadata(hit)["table_id"] for hit in nodes)
 
 
 def _table_lines(
@@ -288,20 +288,20 @@ def _table_lines(
     """Each table's line (rank, id, score) and why it is there, appended to ``lines``; a close rival database's
     table (``rivals``: each one's probability) says which database it answers in."""
     for rank, hit in enumerate(hits, start=first):
-        table_id = hit.node.metadata["table_id"]
-        confidence = hit.node.metadata.get("set_confidence")
+        meta = result_metadata(hit)
+        table_id, confidence = meta["table_id"], meta["set_confidence"]
         sure = f"  confidence {confidence:.2f}" if confidence is not None else ""
         lines.append(f"  {rank}. {table_id:<{width}}  {_score(hit)}{sure}")
-        source = hit.node.metadata.get("set_source")
-        if rivals and not hit.node.metadata.get("in_set") and source in rivals:
+        source = meta["set_source"]
+        if rivals and not meta["in_set"] and source is not None and source in rivals:
             lines.append(f"       needed if the question means {source} (how surely: {rivals[source]:.2f})")
-        reason = hit.node.metadata.get("set_reason")
+        reason = meta["set_reason"]
         if reason == SetReason.BRIDGE.value:
             lines.append("       a bridge: the question names none of it, it joins the tables that match")
         elif reason == SetReason.UNJOINED.value:
             lines.append("       no join to the other tables is known: how it joins them is for you to say")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
-        first_seen.setdefault(hit.node.metadata.get("matched_unit_id"), table_id)
+        first_seen.setdefault(meta["matched_unit_id"], table_id)
 
 
 def connecting_hints(hints: Sequence[JoinHint]) -> list[JoinHint]:

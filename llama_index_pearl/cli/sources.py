@@ -20,8 +20,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.joins.graph import Join
-from llama_index_pearl.retrieval.join_hints import JoinHint
-from llama_index_pearl.retrieval.scope import MAX_LISTED, listed, unknown_source
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint
+from llama_index_pearl.retrieval.answer.result_nodes import result_metadata
+from llama_index_pearl.retrieval.search.scope import MAX_LISTED, listed, unknown_source
 
 __all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
 
@@ -121,7 +122,8 @@ def tables_named(nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint]) -> l
     """
     named = []
     for hit in nodes:
-        named += [hit.node.metadata["table_id"], *(hit.node.metadata.get("matched_table_ids") or [])]
+        meta = result_metadata(hit)
+        named += [meta["table_id"], *meta["matched_table_ids"]]
     for hint in hints:
         named += [*hint.tables, *([hint.via] if hint.via else [])]
     return list(dict.fromkeys(named))
@@ -146,9 +148,9 @@ def with_short_names(
 
     shown = []
     for hit in nodes:
-        meta = dict(hit.node.metadata)
+        meta = result_metadata(hit).copy()
         meta["table_id"] = name(meta["table_id"])
-        meta["matched_table_ids"] = [name(t) for t in meta.get("matched_table_ids") or []]
+        meta["matched_table_ids"] = [name(t) for t in meta["matched_table_ids"]]
         shown.append(NodeWithScore(node=hit.node.model_copy(update={"metadata": meta}), score=hit.score))
     renamed = [
         JoinHint(

@@ -4,7 +4,7 @@ A question asks in words no table spells ("revenue", "customers", "genre"); a un
 some of its columns together, so one word of the question weighs little against it. Each column is embedded
 apart, as ``table: column — description (three sample values)`` (:func:`column_text`): its meaning, what it
 holds and what its source says of it. The question's content words are matched against them one by one
-(:mod:`~llama_index_pearl.retrieval.evidence`); the words of every table and column name are embedded here
+(:mod:`~llama_index_pearl.retrieval.answer.evidence`); the words of every table and column name are embedded here
 too (:attr:`ColumnIndex.words`), so a question's word that names something needs no encoder call.
 
 A :class:`ColumnIndex` is built with the units (a build, an insert) and persisted beside the catalog

@@ -60,7 +60,7 @@ class UnitMeta(TypedDict):
 
     Args:
         table_ids: The tables the unit stands for, in the order max pooling breaks ties by; Qdrant's
-            ``group_by`` field (:mod:`~llama_index_pearl.retrieval.grouped_search`).
+            ``group_by`` field (:mod:`~llama_index_pearl.retrieval.search.grouped_search`).
         kind: A :class:`UnitKind` value.
         path_id: The join path the unit came from (``JoinPath.path_id``), else ``None``.
         question: The generated question placed before the tables, else ``None``.

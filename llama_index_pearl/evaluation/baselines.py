@@ -1,6 +1,6 @@
 """Baselines that ``pearl eval`` compares PEARL with.
 
-``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`,
+``bm25`` ranks tables with BM25 (:class:`~llama_index_pearl.retrieval.search.lexical.LexicalScorer`,
 the tokens PEARL's hybrid scoring uses) over exactly the text PEARL's lexical index reads for
 each whole table, so the comparison isolates the scoring model, not the serialization.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llama_index_pearl.corpus.units import lexical_text, original_unit
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -40,7 +39,6 @@ __all__ = [
     "evaluate_rankings",
     "evaluate_slot_rankings",
     "format_beside",
-    "format_metrics",
     "group_means",
     "load_benchmark",
     "paper_recall_at_k",
@@ -299,19 +297,3 @@ def time_queries(
         return rankings, {"p50": 0.0, "p95": 0.0}
     p50, p95 = np.percentile(latencies, [50, 95])
     return rankings, {"p50": round(float(p50), 2), "p95": round(float(p95), 2)}
-
-
-def format_metrics(result: dict[str, Any]) -> str:
-    """A fixed-width text table of an eval result (one row per group of questions)."""
-    metrics = result["metrics"]
-    columns = [c for c in next(iter(metrics.values())) if c != "n"] if metrics else []
-    header = f"{'group':<9} {'n':>5} " + " ".join(f"{c:>7}" for c in columns)
-    lines = [
-        f"bench={result['bench']} method={result['method']} tables={result['n_tables']} "
-        f"units={result['n_units']} index_seconds={result['index_seconds']:.1f} "
-        f"latency_ms p50={result['query_latency_ms']['p50']:.1f} p95={result['query_latency_ms']['p95']:.1f}",
-        header,
-    ]
-    for group, row in metrics.items():
-        lines.append(f"{group:<9} {row['n']:>5} " + " ".join(f"{row[c]:>7.2f}" for c in columns))
-    return "\n".join(lines)

@@ -30,7 +30,7 @@ import networkx as nx
 
 from llama_index_pearl.evaluation.benchmark import BenchQuery
 from llama_index_pearl.foundations.extras import require
-from llama_index_pearl.retrieval.join_hints import JoinHint, compute_join_hints
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint, compute_join_hints
 from llama_index_pearl.tables.table import Table, normalize_column_name
 
 __all__ = ["SqlSchema", "evaluate_join_hints", "gold_join_pairs", "hint_pairs"]

@@ -3,20 +3,20 @@
 No LLM runs at query time (paper section 3.2). The retriever reads one revision of the index (its
 :class:`~llama_index_pearl.retrieval.state.RetrievalState`) and asks it through two interfaces:
 
-- its **search** (:mod:`~llama_index_pearl.retrieval.search`), chosen by the vector store: the default FAISS
-  store in process, exactly (:mod:`~llama_index_pearl.retrieval.faiss_search`); a Qdrant store by grouped search
-  when no lexical evidence is added (:mod:`~llama_index_pearl.retrieval.grouped_search`); any other store
-  through LlamaIndex's retriever, in pooling rounds (:mod:`~llama_index_pearl.retrieval.store_search`);
-- its **answer** step (:mod:`~llama_index_pearl.retrieval.answer`): the set of tables first, as result nodes.
+- its **search** (:mod:`~llama_index_pearl.retrieval.search.search`), chosen by the vector store: the default FAISS
+  store in process, exactly (:mod:`~llama_index_pearl.retrieval.search.faiss_search`); a Qdrant store by grouped search
+  when no lexical evidence is added (:mod:`~llama_index_pearl.retrieval.search.grouped_search`); any other store
+  through LlamaIndex's retriever, in pooling rounds (:mod:`~llama_index_pearl.retrieval.search.store_search`);
+- its **answer** step (:mod:`~llama_index_pearl.retrieval.answer.answer`): the set of tables first, as result nodes.
 
-A unit's score is its cosine plus lexical (BM25) evidence (:mod:`llama_index_pearl.retrieval.lexical`,
+A unit's score is its cosine plus lexical (BM25) evidence (:mod:`llama_index_pearl.retrieval.search.lexical`,
 ``lexical_weight``).
 
 ``_retrieve``, ``_aretrieve``, ``retrieve_many`` and ``aretrieve_many`` run one body
 (:meth:`PearlRetriever._body`), a generator over the questions that asks its driver for the steps that differ:
 take the read lock (answered with the index's retrieval state), embed, fetch units from a store
-(:class:`~llama_index_pearl.retrieval.search.Fetch`), and run CPU-bound work
-(:class:`~llama_index_pearl.retrieval.search.Work`), which the async driver runs in a worker thread. The read
+(:class:`~llama_index_pearl.retrieval.search.search.Fetch`), and run CPU-bound work
+(:class:`~llama_index_pearl.retrieval.search.search.Work`), which the async driver runs in a worker thread. The read
 lock is held from the first step to the result, so an ``insert_tables`` or ``delete_table`` applies before or
 after a retrieval, never during it.
 
@@ -40,13 +40,13 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import MetadataFilters
 
 from llama_index_pearl.corpus.units import TABLE_IDS, unit_meta
-from llama_index_pearl.retrieval.evidence import content_words
-from llama_index_pearl.retrieval.lexical import DEFAULT_LEXICAL_WEIGHT
-from llama_index_pearl.retrieval.pooling import UnitHit
-from llama_index_pearl.retrieval.routing import ROUTE_DEPTH
-from llama_index_pearl.retrieval.search import Fetch, Question, Request, Work
+from llama_index_pearl.retrieval.answer.answer import AnswerRequest
+from llama_index_pearl.retrieval.answer.evidence import content_words
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import DEFAULT_LEXICAL_WEIGHT
+from llama_index_pearl.retrieval.search.pooling import UnitHit
+from llama_index_pearl.retrieval.search.search import Fetch, Question, SearchRequest, Work
 from llama_index_pearl.retrieval.state import RetrievableIndex, RetrievalState
-from llama_index_pearl.retrieval.table_sets import SetRule
 from llama_index_pearl.store.embedding import normalise
 from llama_index_pearl.text.models import check_question, embed_queries, finite_query_vector
 
@@ -90,16 +90,16 @@ class PearlRetriever(BaseRetriever):
             each hint goes to the later-ranked of its two tables, so the nodes together
             list every join once.
         lexical_weight: Cosine added to a unit for its BM25 score relative to the
-            question's best lexical match (:mod:`llama_index_pearl.retrieval.lexical`); ``0``
+            question's best lexical match (:mod:`llama_index_pearl.retrieval.search.lexical`); ``0``
             ranks by the encoder alone, as in the paper.
-        set_rule: How the connected set of tables is chosen (:mod:`llama_index_pearl.retrieval.table_sets`);
+        set_rule: How the connected set of tables is chosen (:mod:`llama_index_pearl.retrieval.answer.table_sets`);
             ``"index"`` (default): the index's, its bars from ``PearlConfig.needed_confidence`` and
             ``maybe_confidence``; ``None`` returns the pooled ranking as it is.
         set_margin: Return the whole set and this many other tables (at most ``similarity_top_k`` unless the set
             is larger: what a SQL writer needs); ``None``: ``similarity_top_k`` tables, the set first (a larger
             set is cut there, its least sure members left out; ``set_size`` says how large it was).
         filters: LlamaIndex ``MetadataFilters`` on a table's ``table_id`` and ``source``: the retrieval is that of
-            an index holding only the tables they keep (:mod:`~llama_index_pearl.retrieval.scope`).
+            an index holding only the tables they keep (:mod:`~llama_index_pearl.retrieval.search.scope`).
         callback_manager: LlamaIndex callbacks.
         verbose: Log each retrieval.
 
@@ -112,8 +112,8 @@ class PearlRetriever(BaseRetriever):
     ``unjoined``; ``set_confidence``: how surely the question needs the table; ``set_size``: the whole set's
     size), and ``join_hints``: for each other returned table it joins (directly, or through one named
     intermediate table), the column pairs and whether each join is declared, explicit or
-    implicit (see :class:`~llama_index_pearl.retrieval.join_hints.JoinHint`). The set of tables
-    (:mod:`~llama_index_pearl.retrieval.table_sets`) comes first, so its scores need
+    implicit (see :class:`~llama_index_pearl.retrieval.answer.join_hints.JoinHint`). The set of tables
+    (:mod:`~llama_index_pearl.retrieval.answer.table_sets`) comes first, so its scores need
     not descend; then the other tables by score.
 
     A ``QueryBundle``'s ``embedding`` is used as given; else its ``custom_embedding_strs`` are
@@ -187,11 +187,11 @@ class PearlRetriever(BaseRetriever):
             questions.append(Question(bundle.query_str, embedding))
         if self._set_rule is not None and len(state.columns.vectors):
             questions = yield from self._with_words(state, questions)
-        request = yield Work(lambda: self._request(state))
+        asked, request = yield Work(lambda: self._requests(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
-        answer = state.answer_in(request.scope)
-        return (yield Work(lambda: [answer.result(ranked, request, hints) for ranked in rankings]))
+        answer = state.answer_in(asked.scope)
+        return (yield Work(lambda: [answer.result(ranked, asked, hints) for ranked in rankings]))
 
     @staticmethod
     def _with_words(state: RetrievalState, questions: list[Question]) -> Generator[Step, Any, list[Question]]:
@@ -214,18 +214,15 @@ class PearlRetriever(BaseRetriever):
         ]
         return [Question(q.text, q.embedding, m) for q, m in zip(questions, matrices)]
 
-    def _request(self, state: RetrievalState) -> Request:
-        """What this retriever asks of a revision now (its scope read there)."""
+    def _requests(self, state: RetrievalState) -> tuple[AnswerRequest, SearchRequest]:
+        """What this retriever asks of a revision now: of its answer, and of its search as deep as that answer
+        reads (the scope read there)."""
         scope = state.scope(self._filters)
-        return Request(
-            k=self._similarity_top_k,
-            fetch_k=self._fetch_k,
-            lexical_weight=self._lexical_weight,
-            rule=state.set_rule if self._set_rule == "index" else self._set_rule,
-            margin=self._set_margin,
-            scope=scope,
-            route_depth=ROUTE_DEPTH if state.routes(scope) else 0,
-        )
+        rule = state.set_rule if self._set_rule == "index" else self._set_rule
+        asked = AnswerRequest(k=self._similarity_top_k, rule=rule, margin=self._set_margin, scope=scope)
+        depth = state.answer_in(scope).depth(asked)
+        weight = self._lexical_weight
+        return asked, SearchRequest(depth=depth, fetch_k=self._fetch_k, lexical_weight=weight, scope=scope)
 
     # -------------------------------------------------------------- drivers
     @dispatcher.span

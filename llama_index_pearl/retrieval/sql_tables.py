@@ -40,7 +40,7 @@ from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.joins.graph import Join
-from llama_index_pearl.retrieval.join_hints import JoinHint
+from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 from llama_index_pearl.retrieval.retriever import PearlRetriever
 from llama_index_pearl.tables.sql import masked_url
 from llama_index_pearl.tables.table import Table

@@ -7,9 +7,10 @@ change. The index hands it what it reads of one revision as a :class:`Revision`.
 read lock and never write it; its lazy parts (BM25, join hints, scopes) and the query-embedding cache it hands on
 to the next state are safe under threads.
 
-It holds the revision's search (:mod:`~llama_index_pearl.retrieval.search`: the first of :data:`SEARCHES` that
-serves the index's vector store), which numbers the units; the scopes of filters; the answer step
-(:mod:`~llama_index_pearl.retrieval.answer`); and the result nodes.
+It holds the revision's search (:mod:`~llama_index_pearl.retrieval.search.search`: the first of :data:`SEARCHES` that
+serves the index's vector store), which numbers the units; the scopes of filters; the routing of a lake's questions
+(:mod:`~llama_index_pearl.retrieval.answer.router`); the answer step
+(:mod:`~llama_index_pearl.retrieval.answer.answer`); and the result nodes.
 
 Pipeline step: retrieval (docs/architecture.md).
 """
@@ -29,16 +30,18 @@ from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.state import IndexState
 from llama_index_pearl.foundations.revisions import Revisions
-from llama_index_pearl.retrieval.answer import QuestionWords, SetAnswer
-from llama_index_pearl.retrieval.faiss_search import FaissSearch
-from llama_index_pearl.retrieval.grouped_search import GroupedSearch
-from llama_index_pearl.retrieval.lexical import LexicalScorer
+from llama_index_pearl.retrieval.answer.answer import SetAnswer
+from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
+from llama_index_pearl.retrieval.answer.router import Router, source_names
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.words import QuestionWords
 from llama_index_pearl.retrieval.query_cache import QueryEmbeddingCache
-from llama_index_pearl.retrieval.result_nodes import ResultNodes
-from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope, Scopes
-from llama_index_pearl.retrieval.search import SearchKind, SearchSpace, TableSearch
-from llama_index_pearl.retrieval.store_search import StoreSearch
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.search.faiss_search import FaissSearch
+from llama_index_pearl.retrieval.search.grouped_search import GroupedSearch
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope, Scopes
+from llama_index_pearl.retrieval.search.search import ScopedScoring, SearchKind, SearchSpace, TableSearch
+from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 
@@ -107,13 +110,16 @@ class RetrievalState:
         self.search: TableSearch = next(s for kind in SEARCHES if (s := kind(store, space)) is not None)
         self.space = self.search.space
         self.sources = dict(catalog.sources)
-        self._sources_in_index = len({self.sources.get(t) for t in table_ids})
         self.nodes = ResultNodes(revision.join_graph, revision.table_text, self.sources)
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(revision.config)
-        self.preferred_sources = source_names(revision.config.preferred_sources)
+        scoring = self.search if isinstance(self.search, ScopedScoring) else None
+        preferred = source_names(revision.config.preferred_sources)
+        self.router = Router(
+            self.scopes, self.sources, table_ids, self.words, self.columns, revision.table_text, scoring, preferred
+        )
         self.answer = self._answer(self.nodes)
         self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
         self._lock = threading.Lock()
@@ -122,9 +128,7 @@ class RetrievalState:
 
     def _answer(self, nodes: ResultNodes) -> SetAnswer:
         """The answer step over these result nodes (the index's, or a scope's)."""
-        return SetAnswer(
-            self.search, self.words, nodes, self.sources, self.columns, self.scopes, self.preferred_sources
-        )
+        return SetAnswer(self.search, self.words, nodes, self.sources, self.router, self.columns)
 
     @property
     def unit_ids(self) -> list[str]:
@@ -156,10 +160,6 @@ class RetrievalState:
                 known[word] = cached
         return known, unknown
 
-    def routes(self, scope: Scope | None) -> bool:
-        """Whether a question is routed to a source first: its reach holds tables of two sources or more."""
-        return (scope.sources if scope is not None else self._sources_in_index) > 1
-
     def scope(self, filters: MetadataFilters | None) -> Scope | None:
         """The tables, units and joins ``filters`` keep (``None``: every table); computed once per filters.
 
@@ -186,12 +186,3 @@ class RetrievalState:
                 found = self._answer(nodes)
                 self._scoped_answers[scope.tables] = found
             return found
-
-
-def source_names(given: str | None) -> tuple[str, ...]:
-    """The sources a comma-separated setting names, in its order (``None``: none).
-
-    >>> source_names("crm, billing")
-    ('crm', 'billing')
-    """
-    return tuple(part.strip() for part in (given or "").split(",") if part.strip())

@@ -7,7 +7,7 @@ vectors give; testable without a model):
   alone (``own_gap``): every table of a joined unit gets that unit's score under max-pooling, so a tie on a
   unit naming five tables is no evidence that the question needs all five (``shared_unit``);
 - **the question's words it holds** (``words``): the share of their weight (idf) found in its name, headers
-  and rows (:class:`~llama_index_pearl.retrieval.answer.QuestionWords`);
+  and rows (:class:`~llama_index_pearl.retrieval.answer.answer.QuestionWords`);
 - **its columns**: the best cosine of the question with one of its columns (``column_gap``, against the best
   table's), and **each content word of the question against its columns** (``word_column``: how far it lies
   below the best table for the word it matches best; ``word_column_wins``: the share of the words it matches
@@ -22,7 +22,7 @@ gold membership over the candidates of every question of every dev set, each set
 (``python benchmarks/table_sets.py --learn``, ``benchmarks/README.md``); its output is a probability, checked
 for calibration (``ECE`` in ``pearl eval``).
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """The search of any LlamaIndex vector store: its top units through LlamaIndex's retriever, pooled in rounds.
 
-The store is asked for its top-n units (a :class:`~llama_index_pearl.retrieval.search.Fetch` step, which the
-retriever runs sync or async), pooled with :func:`~llama_index_pearl.retrieval.pooling.max_pool`, over-fetching
+The store is asked for its top-n units (a :class:`~llama_index_pearl.retrieval.search.search.Fetch` step, which the
+retriever runs sync or async), pooled with :func:`~llama_index_pearl.retrieval.search.pooling.max_pool`, over-fetching
 (n × 4 each round) until k distinct tables are found and their ties are settled
-(:func:`~llama_index_pearl.retrieval.pooling.ranking_is_final`) or the store is exhausted: exact over whatever
+(:func:`~llama_index_pearl.retrieval.search.pooling.ranking_is_final`) or the store is exhausted: exact over whatever
 units the store returns. With lexical evidence the search fetches more while an unfetched unit could be lifted
-into the top k by its words (:func:`~llama_index_pearl.retrieval.pooling.lexical_candidates`). Within a scope
-only units whose tables are all in it count. Tables outside a ranking cannot be scored (a store says nothing of
-an unfetched unit).
+into the top k by its words (:func:`~llama_index_pearl.retrieval.search.pooling.lexical_candidates`). Within a scope
+only units whose tables are all in it count. It has no
+:class:`~llama_index_pearl.retrieval.search.search.ScopedScoring`: a store says nothing of an unfetched unit.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.retrieval.pooling import (
+from llama_index_pearl.retrieval.search.pooling import (
     PooledTable,
     UnitHit,
     fuse_lexical,
@@ -28,12 +28,12 @@ from llama_index_pearl.retrieval.pooling import (
     next_fetch_size,
     ranking_is_final,
 )
-from llama_index_pearl.retrieval.scope import Scope
-from llama_index_pearl.retrieval.search import (
+from llama_index_pearl.retrieval.search.scope import Scope
+from llama_index_pearl.retrieval.search.search import (
     Fetch,
     Question,
     Ranked,
-    Request,
+    SearchRequest,
     SearchSpace,
     SearchSteps,
     SpaceOf,
@@ -44,7 +44,8 @@ __all__ = ["StoreSearch"]
 
 
 class StoreSearch:
-    """The search of a store PEARL knows only through LlamaIndex (one :class:`~.search.TableSearch`).
+    """The search of a store PEARL knows only through LlamaIndex (a :class:`~.search.TableSearch`, no
+    :class:`~.search.ScopedScoring`).
 
     Args:
         space: The revision, its units numbered in the catalog's order.
@@ -58,36 +59,24 @@ class StoreSearch:
         """The search of any store (the kind a revision tries last), its units in the catalog's order."""
         return cls(space(None))
 
-    def rank(self, questions: Sequence[Question], request: Request) -> SearchSteps:
+    def rank(self, questions: Sequence[Question], request: SearchRequest) -> SearchSteps:
         """Each question's ranking, one question after the other."""
         ranked = []
         for question in questions:
             ranked.append(Ranked(question, (yield from self._tables(question, request))))
         return ranked
 
-    def score(self, ranked: Ranked, table_ids: Sequence[str]) -> None:
-        """``None``: a store is not asked for the cosines of given units."""
-        return None
-
-    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> None:
-        """``None``: a store is not asked for the cosines of given units."""
-        return None
-
-    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> None:
-        """``None``: the ranking is kept to the scope's tables instead."""
-        return None
-
-    def _tables(self, question: Question, request: Request) -> SearchSteps:
+    def _tables(self, question: Question, request: SearchRequest) -> SearchSteps:
         lexical = yield from self._lexical(question, request)
         return (yield from self._pooled(question, lexical, request))
 
-    def _lexical(self, question: Question, request: Request) -> SearchSteps:
+    def _lexical(self, question: Question, request: SearchRequest) -> SearchSteps:
         """Each unit's relative BM25 score, by unit id (none without lexical evidence)."""
         if request.lexical_weight <= 0:
             return {}
         return (yield Work(lambda: self.space.lexical_scores(question.text, request.scope)))
 
-    def _pooled(self, question: Question, lexical: dict[str, float], request: Request) -> SearchSteps:
+    def _pooled(self, question: Question, lexical: dict[str, float], request: SearchRequest) -> SearchSteps:
         """Pooling rounds over the store's top units (those in scope) until the ranking is final."""
         query = QueryBundle(query_str=question.text, embedding=question.embedding)
         k, scope, n_units = request.depth, request.scope, len(self.space.unit_ids)

@@ -2,17 +2,17 @@
 
 The default store (:class:`~llama_index_pearl.store.faiss_store.PearlFaissStore`) is searched through its
 :class:`~llama_index_pearl.store.view.StoreView`: one top-n search, ties settled from the stored vectors
-of the tied tables (:func:`~llama_index_pearl.retrieval.pooling.pool_top_units`), and in the rare case the
+of the tied tables (:func:`~llama_index_pearl.retrieval.search.pooling.pool_top_units`), and in the rare case the
 top-n cannot decide (fewer than k tables, or a tie at its last score), or when lexical evidence is added,
 one pass scoring every stored vector, its best units pooled
-(:func:`~llama_index_pearl.retrieval.pooling.pool_best_units`). Past ``PearlConfig.approximate_from`` units
+(:func:`~llama_index_pearl.retrieval.search.pooling.pool_best_units`). Past ``PearlConfig.approximate_from`` units
 the store is an HNSW graph (:mod:`~llama_index_pearl.store.hnsw`): the top-n comes from the graph,
 widened by every unit of the first k tables it names
-(:meth:`~llama_index_pearl.retrieval.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
+(:meth:`~llama_index_pearl.retrieval.search.pooling.Memberships.with_units_of_first_tables`), and pooled from exact
 scores; that pass scores only those units and the lexically best ones. A scope's units are scored exactly
 whatever the store. Tables outside a ranking are scored from their own stored vectors (:meth:`FaissSearch.score`).
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -22,9 +22,17 @@ from collections.abc import Sequence
 import numpy as np
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
-from llama_index_pearl.retrieval.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
-from llama_index_pearl.retrieval.scope import Scope
-from llama_index_pearl.retrieval.search import Question, Ranked, Request, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.search.pooling import PooledTable, next_fetch_size, pool_best_units, pool_top_units
+from llama_index_pearl.retrieval.search.scope import Scope
+from llama_index_pearl.retrieval.search.search import (
+    Question,
+    Ranked,
+    SearchRequest,
+    SearchSpace,
+    SearchSteps,
+    SpaceOf,
+    Work,
+)
 from llama_index_pearl.store.faiss_store import PearlFaissStore
 from llama_index_pearl.store.view import StoreView
 
@@ -34,7 +42,9 @@ APPROXIMATE_CANDIDATES = 1_000  # units an HNSW store scores exactly, at least, 
 
 
 class FaissSearch:
-    """The search of a :class:`PearlFaissStore` (one :class:`~llama_index_pearl.retrieval.search.TableSearch`).
+    """The search of a :class:`PearlFaissStore`: a :class:`~llama_index_pearl.retrieval.search.search.TableSearch`
+    with :class:`~llama_index_pearl.retrieval.search.search.ScopedScoring` (it scores given tables from their stored
+    vectors).
 
     Args:
         view: The store's vectors, numbered in store order.
@@ -53,11 +63,11 @@ class FaissSearch:
         view = store.view()
         return cls(view, space(view.unit_ids))
 
-    def rank(self, questions: Sequence[Question], request: Request) -> SearchSteps:
+    def rank(self, questions: Sequence[Question], request: SearchRequest) -> SearchSteps:
         """Each question's ranking, the batch in one step (one top-n search for all of them)."""
         return (yield Work(lambda: self._rank(questions, request)))
 
-    def _rank(self, questions: Sequence[Question], request: Request) -> list[Ranked]:
+    def _rank(self, questions: Sequence[Question], request: SearchRequest) -> list[Ranked]:
         depth, scope = request.depth, request.scope
         matrix = np.asarray([q.embedding for q in questions], dtype=np.float32)
         boosts = [self.space.boost(q.text, request.lexical_weight, scope) for q in questions]
@@ -187,7 +197,7 @@ class FaissSearch:
             query: The query embedding.
             k: Tables wanted.
             boost: Lexical score to add per unit (:meth:`SearchSpace.boost`), or ``None``.
-            scope: The scope (:class:`~llama_index_pearl.retrieval.scope.Scopes`).
+            scope: The scope (:class:`~llama_index_pearl.retrieval.search.scope.Scopes`).
         """
         k = min(k, len(scope.tables))
         if k == 0 or not len(scope.units):

@@ -12,7 +12,7 @@ next-best unit, so that an explicit unit matched by a question about one of its
 tables ranks that table (whose own original or implicit unit scores higher) first.
 Scores are unchanged.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -146,7 +146,8 @@ def fuse_lexical(hits: Iterable[UnitHit], lexical: Mapping[str, float], weight: 
 
     Args:
         hits: Units with their dense (cosine) scores.
-        lexical: Normalised lexical scores by unit id (see :class:`~llama_index_pearl.retrieval.lexical.LexicalScorer`).
+        lexical: Normalised lexical scores by unit id
+            (see :class:`~llama_index_pearl.retrieval.search.lexical.LexicalScorer`).
         weight: Cosine gained by the best lexical match.
     """
     return [replace(h, score=h.score + weight * lexical.get(h.unit_id, 0.0), cosine=_cosine(h)) for h in hits]

@@ -1,8 +1,8 @@
-"""One interface for every vector store: a search ranks a revision's tables for questions, and scores given tables.
+"""One interface for every vector store: a search ranks a revision's tables for questions.
 
 A :class:`TableSearch` is chosen once per revision of an index (``RetrievalState``), by the store that holds
-the unit vectors; the retriever and the answer step (the set, :mod:`~llama_index_pearl.retrieval.answer`) see
-only the interface:
+the unit vectors; the retriever and the answer (:mod:`~llama_index_pearl.retrieval.answer`) see only the interface,
+what every search can do: its :class:`SearchSpace` and :meth:`~TableSearch.rank`.
 
 ============================ ================================== ================================================
 search                       store                              ranks tables by
@@ -17,15 +17,19 @@ search                       store                              ranks tables by
 (``store_search``)                                              fetched in rounds until the ranking is final
 ============================ ================================== ================================================
 
-Only ``FaissSearch`` scores tables outside a ranking (from their stored vectors: a bridge of the set); the others
-answer ``None``, and such a table scores as the ranking's last.
+Scoring given tables for a ranked question (outside its ranking, by their own units, within a scope) is a
+capability, :class:`ScopedScoring`, that only a search reading the stored vectors has: ``FaissSearch``. A store
+known only through LlamaIndex says nothing of an unfetched unit, so ``StoreSearch`` and ``GroupedSearch`` lack it,
+and the answer falls back (a table outside the ranking scores as its last, a scope's ranking is the ranking kept to
+its tables).
 
 A search runs as a generator of steps that its retriever performs (:class:`Work`: CPU-bound work, in a worker
 thread for an async retrieval; :class:`Fetch`: a store's top units through LlamaIndex, sync or async), so one
 search serves ``retrieve``, ``aretrieve`` and their batch forms alike. Every search reads the revision through one
-:class:`SearchSpace`: its units and tables numbered, their memberships, their BM25.
+:class:`SearchSpace`: its units and tables numbered, their memberships, their BM25. What a search is asked is a
+:class:`SearchRequest`: how many tables, how many units first, the lexical weight, the scope; never the set's rule.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from llama_index.core.schema import QueryBundle
@@ -41,18 +45,18 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.catalog import UnitInfo
 from llama_index_pearl.corpus.lexical import LexicalIndex
-from llama_index_pearl.retrieval.lexical import LexicalScorer
-from llama_index_pearl.retrieval.pooling import Memberships, PooledTable
-from llama_index_pearl.retrieval.scope import SCOPE_CACHE_SIZE, Scope
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.search.lexical import LexicalScorer
+from llama_index_pearl.retrieval.search.pooling import Memberships, PooledTable
+from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope
 
 __all__ = [
     "MIN_FETCH",
     "Fetch",
     "Question",
     "Ranked",
-    "Request",
+    "ScopedScoring",
     "SearchKind",
+    "SearchRequest",
     "SearchSpace",
     "SearchSteps",
     "SpaceOf",
@@ -91,7 +95,7 @@ class Question:
         text: The question (what BM25 reads).
         embedding: Its unit-length query vector.
         word_vectors: The unit-length vector of each of its content words
-            (:func:`~llama_index_pearl.retrieval.evidence.content_words`; ``None``: not embedded).
+            (:func:`~llama_index_pearl.retrieval.answer.evidence.content_words`; ``None``: not embedded).
     """
 
     text: str
@@ -100,31 +104,20 @@ class Question:
 
 
 @dataclass(frozen=True)
-class Request:
-    """What a retriever asks of a revision, for each of its questions.
+class SearchRequest:
+    """What a retriever asks of a revision's search, for each of its questions.
 
     Args:
-        k: Tables returned.
+        depth: Tables ranked: as deep as the answer reads (``SetAnswer.depth``: its set and its routing).
         fetch_k: Units asked for in a first round (``None``: ``max(MIN_FETCH, 4 × tables wanted)``).
         lexical_weight: Cosine added to a unit for its relative BM25 score (``0``: the encoder alone).
-        rule: How the set is chosen (``None``: the ranking as pooled).
-        margin: Return the whole set and this many other tables (``None``: ``k`` tables).
         scope: The tables the retrieval may return (``None``: every table).
-        route_depth: Tables ranked to route the question to a source (0: one source in reach, no routing).
     """
 
-    k: int
+    depth: int
     fetch_k: int | None
     lexical_weight: float
-    rule: SetRule | None
-    margin: int | None
     scope: Scope | None
-    route_depth: int = 0
-
-    @property
-    def depth(self) -> int:
-        """Tables ranked: ``k``, or as deep as the set rule and the routing read."""
-        return max(self.k, self.rule.depth, self.route_depth) if self.rule is not None else self.k
 
     def first_fetch(self, n_units: int, k: int) -> int:
         """Units asked for in a first round when ``k`` tables are wanted of ``n_units`` units."""
@@ -151,27 +144,34 @@ class Ranked:
 
 
 class TableSearch(Protocol):
-    """A search of one revision's tables (see the module docstring)."""
+    """A search of one revision's tables: what every search can do (see the module docstring)."""
 
     @property
     def space(self) -> SearchSpace: ...
 
-    def rank(self, questions: Sequence[Question], request: Request) -> SearchSteps:
+    def rank(self, questions: Sequence[Question], request: SearchRequest) -> SearchSteps:
         """Each question's ranking (``list[Ranked]``): ``request.depth`` tables, best first, within its scope."""
         ...
 
-    def score(self, ranked: Ranked, table_ids: Sequence[str]) -> list[PooledTable] | None:
-        """The pooled records of tables outside ``ranked`` (their own best units); ``None``: this search cannot."""
+
+@runtime_checkable
+class ScopedScoring(Protocol):
+    """What a search that reads the stored vectors can do beside ranking: score given tables for a ranked question.
+
+    Optional: the answer asks ``isinstance(search, ScopedScoring)`` and falls back where a search lacks it.
+    """
+
+    def score(self, ranked: Ranked, table_ids: Sequence[str]) -> list[PooledTable]:
+        """The pooled records of tables outside ``ranked`` (their own best units)."""
         ...
 
-    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None] | None:
-        """Each table's best score among the units that stand for it alone (``None`` for a table with none);
-        ``None``: this search cannot tell."""
+    def own_scores(self, ranked: Ranked, table_ids: Sequence[str]) -> dict[str, float | None]:
+        """Each table's best score among the units that stand for it alone (``None`` for a table with none)."""
         ...
 
-    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> Ranked | None:
+    def rank_within(self, ranked: Ranked, scope: Scope, k: int) -> Ranked:
         """A question's ranking of a scope's first ``k`` tables, scored as a search within it scores them (only
-        the units of its tables); ``None``: this search cannot, and the ranking is kept to the scope's tables."""
+        the units of its tables)."""
         ...
 
 
@@ -249,7 +249,7 @@ class SearchSpace:
         a word common in the scope and rare elsewhere counts as little as it would there. ``None``: no unit.
 
         Args:
-            scope: The scope (:class:`~llama_index_pearl.retrieval.scope.Scopes`).
+            scope: The scope (:class:`~llama_index_pearl.retrieval.search.scope.Scopes`).
         """
         if not len(scope.units):
             return None

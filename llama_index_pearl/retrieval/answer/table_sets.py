@@ -1,9 +1,9 @@
 """The answer as a set of tables that join, in two tiers: what the question needs, and what it may need.
 
 A question that needs five tables needs all five, joined; a question about one table needs that table and
-little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.pooling`) each of the first
+little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.search.pooling`) each of the first
 ``depth`` tables gets a **confidence**, the probability that the question needs it
-(:mod:`~llama_index_pearl.retrieval.evidence`), and the set is read off those probabilities:
+(:mod:`~llama_index_pearl.retrieval.answer.evidence`), and the set is read off those probabilities:
 
 1. **Seed**: the candidate with the best score plus ``coverage`` times the share of the question's words it
    holds; it is always needed.
@@ -26,7 +26,7 @@ References
 .. [1] H. Takahashi and A. Matsuyama, "An approximate solution for the Steiner problem in graphs",
    Mathematica Japonica 24 (1980) 573-577.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ import networkx as nx
 
 from llama_index_pearl.config import DEFAULT_MAYBE_CONFIDENCE, DEFAULT_NEEDED_CONFIDENCE, PearlConfig
 from llama_index_pearl.joins.graph import join_edge
-from llama_index_pearl.retrieval.evidence import Confidence
-from llama_index_pearl.retrieval.routing import Route
+from llama_index_pearl.retrieval.answer.evidence import Confidence
+from llama_index_pearl.retrieval.answer.routing import Route
 
 __all__ = [
     "DEFAULT_SET_RULE",
@@ -198,7 +198,7 @@ def choose_table_set(
 
     Args:
         ranked: ``(table, score)`` by descending score (the pooled ranking).
-        confidence: Candidate -> how surely the question needs it (:mod:`~llama_index_pearl.retrieval.evidence`).
+        confidence: Candidate -> how surely the question needs it (:mod:`~llama_index_pearl.retrieval.answer.evidence`).
         seed: The set's first table (a candidate).
         graph: The join graph (only its tables and edges are read).
         rule: How the set is chosen (default: :data:`DEFAULT_SET_RULE`).

@@ -8,15 +8,16 @@ top-n units through LlamaIndex's retriever, over-fetching until no unfetched uni
 by its words), which is exact too and costs more queries. Serving that default path on the server would take a
 second query for the cosines of every unit that shares a word with the question and a bound on the tables it
 leaves out; it is not done. :class:`GroupedSearch` is that choice, behind the one search interface
-(:mod:`~llama_index_pearl.retrieval.search`): a :class:`~llama_index_pearl.retrieval.store_search.StoreSearch`
-that pools on the server when it can (no lexical evidence, no scope).
+(:mod:`~llama_index_pearl.retrieval.search.search`): a
+:class:`~llama_index_pearl.retrieval.search.store_search.StoreSearch` that pools on the server when it can (no
+lexical evidence, no scope).
 
 Qdrant's ``query_points_groups`` groups points by a payload field and returns
 the best ``group_size`` points of each group, best groups first. Grouping units
 by ``table_ids`` (a list: an explicit unit is a member of each of its
 tables' groups) is max-pooling done by the server: a group's best point is the
 table's pooled score, its second point the table's next-best unit, which orders
-tables tied on a shared unit exactly as :func:`~llama_index_pearl.retrieval.pooling.max_pool`.
+tables tied on a shared unit exactly as :func:`~llama_index_pearl.retrieval.search.pooling.max_pool`.
 The client asks for ``k`` plus a margin of groups, so one query suffices unless
 more tables than the margin tie with the ``k``-th; then it asks again for twice
 as many (bounded by the number of tables).
@@ -26,7 +27,7 @@ equal score it may name another matched unit than the FAISS default (same
 table, same score). Grouped search runs over the whole collection (no payload
 filter), so the collection must hold this index's units only.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from typing import Any
 from llama_index.core.vector_stores.types import BasePydanticVectorStore
 
 from llama_index_pearl.corpus.units import TABLE_IDS
-from llama_index_pearl.retrieval.pooling import PooledTable, ranking_key
-from llama_index_pearl.retrieval.search import Question, Request, SearchSpace, SearchSteps, SpaceOf, Work
-from llama_index_pearl.retrieval.store_search import StoreSearch
+from llama_index_pearl.retrieval.search.pooling import PooledTable, ranking_key
+from llama_index_pearl.retrieval.search.search import Question, SearchRequest, SearchSpace, SearchSteps, SpaceOf, Work
+from llama_index_pearl.retrieval.search.store_search import StoreSearch
 
 __all__ = ["GroupedSearch", "grouped_store", "grouped_top_k"]
 
@@ -49,7 +50,7 @@ GROUP_FIELD = TABLE_IDS  # the unit metadata key (corpus.units.UnitMeta) Qdrant'
 
 class GroupedSearch(StoreSearch):
     """The search of a Qdrant store: one grouped search where no lexical evidence is added and no scope, else
-    :class:`~llama_index_pearl.retrieval.store_search.StoreSearch`'s rounds.
+    :class:`~llama_index_pearl.retrieval.search.store_search.StoreSearch`'s rounds.
 
     Args:
         target: From :func:`grouped_store`.
@@ -66,7 +67,7 @@ class GroupedSearch(StoreSearch):
         target = grouped_store(store)
         return cls(target, space(None)) if target is not None else None
 
-    def _tables(self, question: Question, request: Request) -> SearchSteps:
+    def _tables(self, question: Question, request: SearchRequest) -> SearchSteps:
         lexical = yield from self._lexical(question, request)
         if lexical or request.scope is not None:  # the server cannot add BM25, nor pool within a scope
             return (yield from self._pooled(question, lexical, request))

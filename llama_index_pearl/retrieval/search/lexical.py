@@ -14,7 +14,7 @@ question sharing no word with the corpus is ranked by the encoder alone.
 Tokens and the BM25 index are the corpus's (:mod:`llama_index_pearl.corpus.lexical`): an index built in
 this process indexes its units on its first lexical query, a loaded one reads the persisted BM25 arrays.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from llama_index_pearl.corpus.lexical import LexicalIndex, lexical_tokens, text_
 __all__ = ["DEFAULT_LEXICAL_WEIGHT", "LexicalScorer", "lexical_tokens", "text_tokens"]
 
 # The middle of the plateau on every dev set and both generators, not one set's best
-# (benchmarks/README.md, "Constants": retrieval.lexical.DEFAULT_LEXICAL_WEIGHT).
+# (benchmarks/README.md, "Constants": retrieval.search.lexical.DEFAULT_LEXICAL_WEIGHT).
 DEFAULT_LEXICAL_WEIGHT = 0.075
 
 

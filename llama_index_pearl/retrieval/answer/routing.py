@@ -14,7 +14,7 @@ their table names match once a prefix every table of a source carries is dropped
 
 Pure functions over the ranking's scores, the words each table holds and the column cosines.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ foreign key), explicit (a key relation) or implicit (values/semantics only). A
 composite key is one join of all its column pairs. Pure functions over a networkx
 graph built by :func:`llama_index_pearl.joins.build_join_graph`; no retrieval state.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: answer (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ within a scope is the retrieval of an index holding only those tables' units: a 
 stands for is in scope, and the words' evidence (BM25) is weighed over those units alone.
 :class:`Scopes` keeps each filters' :class:`Scope` (its tables, units and joins) for one revision of an index.
 
-Pipeline step: retrieval (docs/architecture.md).
+Pipeline step: search (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import networkx as nx
 import numpy as np
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
 
-from llama_index_pearl.retrieval.pooling import Memberships
+from llama_index_pearl.retrieval.search.pooling import Memberships
 
 __all__ = ["MAX_LISTED", "SCOPE_KEYS", "Scope", "Scopes", "listed", "tables_in_scope", "unknown_source"]
 
