@@ -2,7 +2,7 @@
 the set chosen within each (issue 57, item 2). Measured, not shipped: see ``benchmarks/README.md``.
 
 Each benchmark folder is indexed once at the shipped defaults, every database's tables together. For each
-question, the shipped :class:`~llama_index_pearl.retrieval.routing.Routing` ranks the databases; within each of
+question, the shipped :class:`~llama_index_pearl.retrieval.answer.routing.Routing` ranks the databases; within each of
 the ``TOP`` likeliest the answer step chooses its set, and the set is read for what it covers of the question:
 
 - ``coverage``: the mean over the question's content words of the best cosine with a column of the needed tier;
@@ -33,10 +33,10 @@ from table_sets import _word_vectors
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.retrieval.evidence import WORD_MATCH
-from llama_index_pearl.retrieval.routing import ROUTE_DEPTH, Route, Routing, source_evidence
-from llama_index_pearl.retrieval.search import Question, Ranked
-from llama_index_pearl.retrieval.table_sets import SetRule
+from llama_index_pearl.retrieval.answer.evidence import WORD_MATCH
+from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH, Route, Routing, source_evidence
+from llama_index_pearl.retrieval.answer.table_sets import SetRule
+from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.text.models import embed_queries
 
 TOP = 3  # databases re-ranked: the right one is among the shipped route's first three for 74-100 % of questions
@@ -81,7 +81,7 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
 
 def _set_read(answer: Any, ranked: Ranked, rule: SetRule, source: str | None, logit: float, asked: np.ndarray) -> dict:
     """What the set within ``source`` covers of the question."""
-    within, inside = answer.within(ranked, rule, Route(source, 1.0), None)
+    within, inside = answer._within(ranked, rule, Route(source, 1.0), None)
     chosen = answer._chosen(within, rule, inside)
     needed = list(chosen.needed) or list(chosen.tables[:1])
     best = answer.columns.best_columns(needed, asked).max(axis=1) if len(asked) and needed else np.zeros(0)
