@@ -9,7 +9,9 @@ follow from how data works are computed for each candidate:
 - ``measures``: its numeric columns that are no key (a measure lives there), and ``asks_measure`` times it
   (the question asks an amount: total, average, revenue, spent ...);
 - ``spread``: how many candidates are the best column match of some content word of the question (a question
-  whose words land on several tables needs several).
+  whose words land on several tables needs several);
+- ``seed_covers``: on every candidate but the seed, the share of the question's content words the seed's columns
+  answer as well as any candidate's (a question its first table covers needs little beside it).
 
 The logistic model is fitted with each dev set held out in turn (dev sets weighed alike) with the shipped
 features and each trial's features added; each held-out set's AUC, ECE, and ECE over its single-table and 4+
@@ -36,7 +38,7 @@ from table_sets import auc, logistic, question_rows
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 from llama_index_pearl.joins.graph import joins_between
-from llama_index_pearl.retrieval.answer.evidence import FEATURES
+from llama_index_pearl.retrieval.answer.evidence import BEYOND_SEED, FEATURES
 from llama_index_pearl.text.words import identifier_words
 
 TRIALS = {
@@ -44,12 +46,9 @@ TRIALS = {
     "references": ["references"],
     "measures": ["measures", "asks_measure_measures"],
     "spread": ["spread"],
-    "beyond_seed": ["beyond_seed"],
     "seed_covers": ["seed_covers"],
-    "both": ["beyond_seed", "seed_covers"],
 }
-EXTRA = ["links", "references", "measures", "asks_measure_measures", "spread", "beyond_seed", "seed_covers"]
-BEYOND = 0.05  # a candidate's column beats the seed's for a word by this much: it adds what the seed lacks
+EXTRA = ["links", "references", "measures", "asks_measure_measures", "spread", "seed_covers"]
 KEY_WORDS = frozenset({"id", "key", "code", "no", "num", "sk", "uuid", "guid"})
 ASKS_MEASURE = re.compile(
     r"\b(total|average|sum|how much|revenue|sales|amount|cost|price|paid|pay|spent|spend|earn\w*|income|profit|"
@@ -75,17 +74,15 @@ def extra_features(evidence, question: str, held: dict[str, int], candidates=())
     seed_words = per_word.get(evidence.seed, np.zeros(0))
     n_words = min((len(v) for v in per_word.values()), default=0)
     best = np.max([v[:n_words] for v in per_word.values()], axis=0) if n_words else np.zeros(0)
-    covers = float((seed_words[:n_words] >= best - BEYOND).mean()) if n_words else 0.0
+    covers = float((seed_words[:n_words] >= best - BEYOND_SEED).mean()) if n_words else 0.0
     rows = []
     for table in tables:
-        mine = per_word.get(table, np.zeros(0))[:n_words]
-        beyond = float((mine > seed_words[:n_words] + BEYOND).mean()) if n_words and table != evidence.seed else 0.0
         seeded = covers * float(table != evidence.seed)
         near = set(graph.neighbors(table)) if table in graph else set()
         links = sum(1 for other in tables[:3] if other != table and other in near)
         refs = sum(1 for other in near if any(j.left_table == table for j in joins_between(graph, table, other)))
         count = np.log1p(held.get(table, 0))
-        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum()), beyond, seeded])
+        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum()), seeded])
     return np.asarray(rows, dtype=np.float64)
 
 

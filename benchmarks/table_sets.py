@@ -49,7 +49,7 @@ from llama_index_pearl.text.models import embed_queries
 
 MODES = ("db", "pool")
 KS = (1, 2, 5)
-COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin")
+COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin", "beyond_seed")
 
 
 def parse_rule(text: str) -> SetRule | None:

@@ -61,6 +61,18 @@ def test_the_table_whose_column_a_word_matches_best_wins_that_word():
     assert _column(matrix, "column_gap") == [0.1, 0.0]
 
 
+def test_a_table_that_answers_a_word_the_seed_does_not_adds_to_the_seed():
+    """ "What revenue did each product bring in?": the seed ``products`` answers "product"; ``order_items``
+    answers "revenue" (its unit price) better by more than ``BEYOND_SEED``; ``categories`` adds nothing."""
+    cands = [
+        Candidate("products", 0.6, word_columns=(0.40, 0.90, 0.20)),
+        Candidate("order_items", 0.5, word_columns=(0.55, 0.60, 0.22)),
+        Candidate("categories", 0.5, word_columns=(0.38, 0.70, 0.21)),
+    ]
+    matrix = features(cands, [(0.0, 0.0)] * 3, {"products": 0, "order_items": 1, "categories": 1}, {}, 3)
+    assert _column(matrix, "beyond_seed") == [0.0, 0.333, 0.0]
+
+
 def test_a_word_no_column_matches_well_is_won_by_none():
     cands = [Candidate("a", 0.5, column=0.2, word_columns=(0.3,)), Candidate("b", 0.5, column=0.2, word_columns=(0.2,))]
     assert _column(features(cands, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2), "word_column_wins") == [0.0, 0.0]

@@ -13,6 +13,9 @@ vectors give; testable without a model):
   below the best table for the word it matches best; ``word_column_wins``: the share of the words it matches
   best; ``word_column_margin``: by how much): "revenue" finds ``payment.amount`` though no name
   spells it (:mod:`~llama_index_pearl.corpus.columns`);
+- **what it adds to the seed** (``beyond_seed``): the share of the question's content words its columns answer
+  better than the seed's, by ``BEYOND_SEED``: a table that holds what the set's first table lacks (the amounts
+  behind "revenue" beside the product a question names) is likelier needed than one that repeats it;
 - **its place in the join graph**: joins from the seed (``distance``, ``adjacent``), how many tables it joins
   (``centrality``: the centre of a database is in most of its questions), its rank, the tables in reach;
 - **the question's length** (``question_words``, its content words): a long question needs more tables.
@@ -52,6 +55,7 @@ __all__ = [
 MAX_DISTANCE = 4  # joins counted from the seed: farther tables, and tables no join reaches, count as this far
 MAX_WORDS = 12  # content words of a question matched against columns
 WORD_MATCH = 0.45  # a word's best column cosine below this names nothing (word_column_wins)
+BEYOND_SEED = 0.05  # a column answers a word better than the seed's by this much: it adds to the seed (beyond_seed)
 
 # Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
 QUESTION_WORDS = frozenset(
@@ -144,6 +148,7 @@ FEATURES = (
     "scope_size",
     "question_words",
     "quoted",
+    "beyond_seed",
 )
 
 
@@ -157,22 +162,23 @@ class Confidence:
     vectors.
     """
 
-    bias: float = -2.68
-    gap: float = -6.03
-    own_gap: float = -0.87
-    words: float = 1.7
-    distance: float = -0.01
-    centrality: float = 0.62
-    column_gap: float = -2.99
-    rank: float = -0.62
-    adjacent: float = 0.33
-    shared_unit: float = 0.62
-    word_column: float = 1.66
-    word_column_wins: float = 2.75
-    word_column_margin: float = 9.04
-    scope_size: float = -0.18
-    question_words: float = 0.81
-    quoted: float = 1.18
+    bias: float = -2.74
+    gap: float = -5.82
+    own_gap: float = -0.81
+    words: float = 1.8
+    distance: float = -0.1
+    centrality: float = 0.58
+    column_gap: float = -2.71
+    rank: float = -0.63
+    adjacent: float = 0.25
+    shared_unit: float = 0.59
+    word_column: float = 0.7
+    word_column_wins: float = 2.57
+    word_column_margin: float = 8.68
+    scope_size: float = -0.2
+    question_words: float = 0.86
+    quoted: float = 1.15
+    beyond_seed: float = 0.92
 
     @classmethod
     def without_columns(cls) -> Confidence:
@@ -194,6 +200,7 @@ class Confidence:
             scope_size=-0.44,
             question_words=1.04,
             quoted=1.01,
+            beyond_seed=0.0,
         )
 
     def weights(self) -> np.ndarray:
@@ -287,6 +294,7 @@ def features(
     low = min(c.score for c in candidates)
     columns = np.asarray([c.column if c.column is not None else 0.0 for c in candidates])
     per_word = _word_matrix(candidates)
+    seed = next((i for i, c in enumerate(candidates) if distances.get(c.table_id) == 0), None)
     rows = []
     for i, c in enumerate(candidates):
         own = c.own_score if c.own_score is not None else low - 0.05
@@ -306,6 +314,7 @@ def features(
                 math.log(max(scope_size, 1)),
                 math.log1p(question_words),
                 shares[i][1],
+                _beyond_seed(per_word, i, seed),
             ]
         )
     return np.asarray(rows, dtype=np.float64)
@@ -317,6 +326,13 @@ def _word_matrix(candidates: Sequence[Candidate]) -> np.ndarray:
     if n_words == 0:
         return np.zeros((0, len(candidates)))
     return np.asarray([c.word_columns[:n_words] for c in candidates], dtype=np.float64).T
+
+
+def _beyond_seed(per_word: np.ndarray, i: int, seed: int | None) -> float:
+    """``beyond_seed`` of candidate ``i``: the share of the words its columns answer better than the seed's."""
+    if not len(per_word) or seed is None or i == seed:
+        return 0.0
+    return float((per_word[:, i] > per_word[:, seed] + BEYOND_SEED).mean())
 
 
 def _word_features(per_word: np.ndarray, i: int) -> tuple[float, float, float]:
