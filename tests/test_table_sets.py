@@ -145,6 +145,16 @@ def test_a_cut_never_leaves_a_bridge_behind_the_table_it_joined():
     assert fit_whole(["artist", "venue", "gig", "label"], whole, 2) == ["artist", "label"]
 
 
+def test_the_surest_table_comes_alone_where_its_bridges_do_not_fit():
+    """A chain of three tables, the surest joined through a bridge: one table asked for is the surest, never none."""
+    whole = TableSet(
+        ("stadium", "concert", "singer"),
+        {"stadium": MATCHED, "concert": BRIDGE, "singer": MATCHED},
+        tiers={"stadium": NEEDED, "concert": NEEDED, "singer": NEEDED},
+    )
+    assert fit_whole(["stadium", "concert", "singer"], whole, 1) == ["stadium"]
+
+
 def test_a_rival_databases_table_never_takes_the_place_of_a_table_of_the_set():
     """A hedge (a rival database's best table) comes after the whole set, bridges included, whatever ``k``."""
     reasons = {"a": MATCHED, "m": MATCHED, "mb": BRIDGE}

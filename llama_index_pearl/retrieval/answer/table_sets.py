@@ -352,8 +352,9 @@ def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[lis
 
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
     """The first ``k`` tables of ``order`` (:func:`set_first`'s), never a table of the set without the bridges
-    that join it: a set table and the bridges after it come in together or not at all, and once one such group
-    does not fit, the set's less sure groups after it stay out too; other tables fill the room left.
+    that join it: a set table and the bridges after it come in together or not at all (but the first, the surest
+    table, which comes alone where its group does not fit), and once one such group does not fit, the set's less
+    sure groups after it stay out too; other tables fill the room left.
 
     >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
     >>> fit_whole(["a", "c", "b", "x", "y"], chosen, 2)
@@ -373,6 +374,8 @@ def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
         if len(kept) + len(group) <= k:
             kept.extend(group)
         elif in_set:
+            if not kept:  # the surest table comes whatever its bridges: alone, it needs no join
+                kept.append(group[0])
             set_closed = True
         if len(kept) == k:
             break
