@@ -28,7 +28,7 @@ def _tables(nodes) -> list[str]:
 
 
 def test_custom_embedding_strs_are_embedded_instead_of_the_query_str(index):
-    retriever = index.as_retriever(similarity_top_k=1, lexical_weight=0)
+    retriever = index.as_retriever(similarity_top_k=1, lexical_weight=0, set_rule=None)  # the ranking as embedded
     bundle = QueryBundle(query_str="concert Gala", custom_embedding_strs=["Wembley stadium capacity"])
     assert _tables(retriever.retrieve(bundle)) == _tables(retriever.retrieve("Wembley stadium capacity"))
     assert _tables(retriever.retrieve(bundle)) != _tables(retriever.retrieve("concert Gala"))

@@ -51,7 +51,7 @@ def test_a_link_table_the_question_never_names_comes_in_as_a_bridge_of_the_neede
 
 
 def test_the_surest_table_comes_first_even_where_another_scored_best():
-    """``orders`` scored best and seeds the set, but the question surely means ``products``: it comes first."""
+    """``order_items`` scored best and seeds the set, but the question surely means ``products``: it comes first."""
     graph = nx.Graph()
     add_join(graph, "order_items", "product_id", "products", "product_id")
     ranked = [("order_items", 0.61), ("products", 0.58)]
@@ -63,6 +63,17 @@ def test_a_table_keeps_the_bridges_that_joined_it_when_surer_tables_go_first():
     confidence = {"artist": 0.6, "venue": 0.9, "label": 0.02, "gig": 0.05}
     chosen = choose_table_set(GIGS, confidence, "artist", _gigs())
     assert chosen.tables == ("venue", "gig", "artist")
+
+
+def test_a_table_of_another_source_never_goes_before_the_seeds_own():
+    """``country`` of another database, joined by a key, is surer than ``players``: the seed's database comes first."""
+    graph = nx.Graph()
+    add_join(graph, "wta/players", "country_code", "world/country", "code")
+    ranked = [("wta/players", 0.6), ("world/country", 0.58)]
+    sources = {"wta/players": "wta", "world/country": "world"}
+    confidence = {"wta/players": 0.85, "world/country": 0.97}
+    chosen = choose_table_set(ranked, confidence, "wta/players", graph, sources=sources)
+    assert chosen.tables == ("wta/players", "world/country")
 
 
 def test_a_chain_of_three_joins_comes_in_whole():

@@ -7,14 +7,15 @@ vectors give; testable without a model):
   alone (``own_gap``): every table of a joined unit gets that unit's score under max-pooling, so a tie on a
   unit naming five tables is no evidence that the question needs all five (``shared_unit``);
 - **the question's words it holds** (``words``): the share of their weight (idf) found in its name, headers
-  and rows (:class:`~llama_index_pearl.retrieval.answer.answer.QuestionWords`);
+  and rows (:class:`~llama_index_pearl.retrieval.answer.words.QuestionWords`);
 - **its columns**: the best cosine of the question with one of its columns (``column_gap``, against the best
   table's), and **each content word of the question against its columns** (``word_column``: how far it lies
   below the best table for the word it matches best; ``word_column_wins``: the share of the words it matches
   best; ``word_column_margin``: by how much): "revenue" finds ``payment.amount`` though no name
   spells it (:mod:`~llama_index_pearl.corpus.columns`);
 - **what it adds to the seed** (``beyond_seed``): the share of the question's content words its columns answer
-  better than the seed's, by ``BEYOND_SEED``: a table that holds what the set's first table lacks (the amounts
+  better than the seed's, by ``BEYOND_SEED``: a table that holds what the seed (the set's first table to
+  come in) lacks (the amounts
   behind "revenue" beside the product a question names) is likelier needed than one that repeats it;
 - **its place in the join graph**: joins from the seed (``distance``, ``adjacent``), how many tables it joins
   (``centrality``: the centre of a database is in most of its questions), its rank, the tables in reach;

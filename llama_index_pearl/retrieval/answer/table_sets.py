@@ -17,8 +17,9 @@ little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.se
 3. **May be needed**: every other candidate whose confidence reaches ``maybe``, joined to the set the same way.
 
 The set comes first, needed before may-be-needed, in each tier the surest table first, each with the bridges that
-joined it (unjoined tables last in their tier), then the other tables in their order: a question's likeliest
-table comes first even where another one scored best. Pure functions over
+joined it (a table another source joins by a key after the seed's source's own, unjoined tables last in their
+tier), then the other tables in their order: a question's likeliest table comes first even where another one
+scored best. Pure functions over
 the ranking, the confidences, the tables' sources and a networkx join graph: testable without a model.
 
 References
@@ -290,16 +291,21 @@ class _Growth:
         return min(join_edge(self.graph, a, b).score for a, b in itertools.pairwise(path))
 
     def _answer_order(self) -> list[str]:
-        """Needed before may-be-needed; in each, a table with the bridges that joined it, surest table first (ties
-        as they came in), unjoined tables last."""
+        """Needed before may-be-needed; in each, a table with the bridges that joined it, the seed's source's
+        surest table first (ties as they came in), unjoined tables last."""
+        home = self.sources.get(self.seed)
         order = []
         for tier in SetTier:
             members = [t for t in self.came_in if self.tiers[t] is tier]
             joined = [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
-            groups = _groups(joined, self.reasons)
-            order += [t for group in sorted(groups, key=lambda g: -self.confidence.get(g[0], 0.0)) for t in group]
+            groups = sorted(_groups(joined, self.reasons), key=lambda g: self._precedence(g[0], home))
+            order += [t for group in groups for t in group]
             order += [t for t in members if self.reasons[t] is SetReason.UNJOINED]
         return order
+
+    def _precedence(self, table: str, home: str | None) -> tuple[bool, float]:
+        """A table of another source than the seed's (joined to it by a key) comes after the seed's own."""
+        return self.sources.get(table) != home, -self.confidence.get(table, 0.0)
 
 
 def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:
