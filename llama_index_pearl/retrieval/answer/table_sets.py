@@ -16,10 +16,8 @@ little beside it. From the pooled ranking (:mod:`~llama_index_pearl.retrieval.se
    where no join to it was found); a table of another source never joins the set without a join.
 3. **May be needed**: every other candidate whose confidence reaches ``maybe``, joined to the set the same way.
 
-The set comes first, needed before may-be-needed, in each tier the surest table first, each with the bridges that
-joined it (a table another source joins by a key after the seed's source's own, unjoined tables last in their
-tier), then the other tables in their order: a question's likeliest table comes first even where another one
-scored best. Pure functions over
+The set comes first, needed before may-be-needed, its tables in the order they came in (each bridge after the
+table it joined, unjoined tables last in their tier), then the other tables in their order. Pure functions over
 the ranking, the confidences, the tables' sources and a networkx join graph: testable without a model.
 
 References
@@ -291,21 +289,13 @@ class _Growth:
         return min(join_edge(self.graph, a, b).score for a, b in itertools.pairwise(path))
 
     def _answer_order(self) -> list[str]:
-        """Needed before may-be-needed; in each, a table with the bridges that joined it, the seed's source's
-        surest table first (ties as they came in), unjoined tables last."""
-        home = self.sources.get(self.seed)
+        """Needed before may-be-needed; in each, the tables as they came in, unjoined tables last."""
         order = []
         for tier in SetTier:
             members = [t for t in self.came_in if self.tiers[t] is tier]
-            joined = [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
-            groups = sorted(_groups(joined, self.reasons), key=lambda g: self._precedence(g[0], home))
-            order += [t for group in groups for t in group]
+            order += [t for t in members if self.reasons[t] is not SetReason.UNJOINED]
             order += [t for t in members if self.reasons[t] is SetReason.UNJOINED]
         return order
-
-    def _precedence(self, table: str, home: str | None) -> tuple[bool, float]:
-        """A table of another source than the seed's (joined to it by a key) comes after the seed's own."""
-        return self.sources.get(table) != home, -self.confidence.get(table, 0.0)
 
 
 def _shortest_paths(graph: nx.Graph, a: str, b: str) -> list[list[str]]:
@@ -358,8 +348,8 @@ def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[lis
 
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
     """The first ``k`` tables of ``order`` (:func:`set_first`'s), never a table of the set without the bridges
-    that join it: a set table and the bridges after it come in together or not at all (but the first, the surest
-    table, which comes alone where its group does not fit), and once one such group does not fit, the set's less
+    that join it: a set table and the bridges after it come in together or not at all (but the set's first table,
+    which comes alone where its group does not fit: alone, it needs no join), and once one such group does not fit, the set's less
     sure groups after it stay out too; other tables fill the room left.
 
     >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
@@ -380,7 +370,7 @@ def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
         if len(kept) + len(group) <= k:
             kept.extend(group)
         elif in_set:
-            if not kept:  # the surest table comes whatever its bridges: alone, it needs no join
+            if not kept:  # the set's first table comes whatever its bridges: alone, it needs no join
                 kept.append(group[0])
             set_closed = True
         if len(kept) == k:
