@@ -349,8 +349,8 @@ def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[lis
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
     """The first ``k`` tables of ``order`` (:func:`set_first`'s), never a table of the set without the bridges
     that join it: a set table and the bridges after it come in together or not at all (but the set's first table,
-    which comes alone where its group does not fit: alone, it needs no join), and once one such group does not fit, the set's less
-    sure groups after it stay out too; other tables fill the room left.
+    which comes alone where its group does not fit: alone, it needs no join), and once one such group does not
+    fit, the set's less sure groups after it stay out too; other tables fill the room left.
 
     >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
     >>> fit_whole(["a", "c", "b", "x", "y"], chosen, 2)
