@@ -69,7 +69,8 @@ def test_a_table_that_answers_a_word_the_seed_does_not_adds_to_the_seed():
         Candidate("order_items", 0.5, word_columns=(0.55, 0.60, 0.22)),
         Candidate("categories", 0.5, word_columns=(0.38, 0.70, 0.21)),
     ]
-    matrix = features(cands, [(0.0, 0.0)] * 3, {"products": 0, "order_items": 1, "categories": 1}, {}, 3)
+    distances = {"products": 0, "order_items": 1, "categories": 1}
+    matrix = features(cands, [(0.0, 0.0)] * 3, distances, {}, 3, seed="products")
     assert _column(matrix, "beyond_seed") == [0.0, 0.333, 0.0]
 
 

@@ -222,9 +222,10 @@ class SetAnswer:
         distances = _distances(graph, seed_id, {c.table_id for c in candidates})
         degrees = {c.table_id: graph.degree(c.table_id) for c in candidates if c.table_id in graph}
         reach = len(scope.tables) if scope is not None else len(self.search.space.table_ids)
+        asked = len(content_words(ranked.question.text))
         return QuestionEvidence(
             tables=[c.table_id for c in candidates],
-            features=features(candidates, shares, distances, degrees, reach, len(content_words(ranked.question.text))),
+            features=features(candidates, shares, distances, degrees, reach, asked, seed_id),
             seed=seed_id,
             graph=graph,
             columns=candidates[0].column is not None,

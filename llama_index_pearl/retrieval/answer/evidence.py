@@ -272,6 +272,7 @@ def features(
     degrees: Mapping[str, int],
     scope_size: int,
     question_words: int = 0,
+    seed: str | None = None,
 ) -> np.ndarray:
     """The feature matrix of the candidates: one row per candidate, one column per :data:`FEATURES` name.
 
@@ -288,6 +289,7 @@ def features(
         degrees: Table -> how many tables it joins.
         scope_size: The tables in reach.
         question_words: The question's content words (:func:`content_words`): a long question needs more tables.
+        seed: The set's first table, which ``beyond_seed`` reads against (``None``: none, no candidate adds).
     """
     if not candidates:
         return np.zeros((0, len(FEATURES)))
@@ -295,7 +297,7 @@ def features(
     low = min(c.score for c in candidates)
     columns = np.asarray([c.column if c.column is not None else 0.0 for c in candidates])
     per_word = _word_matrix(candidates)
-    seed = next((i for i, c in enumerate(candidates) if distances.get(c.table_id) == 0), None)
+    first = next((i for i, c in enumerate(candidates) if c.table_id == seed), None)
     rows = []
     for i, c in enumerate(candidates):
         own = c.own_score if c.own_score is not None else low - 0.05
@@ -315,7 +317,7 @@ def features(
                 math.log(max(scope_size, 1)),
                 math.log1p(question_words),
                 shares[i][1],
-                _beyond_seed(per_word, i, seed),
+                _beyond_seed(per_word, i, first),
             ]
         )
     return np.asarray(rows, dtype=np.float64)
