@@ -22,22 +22,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from routing import conditional_logit
-from table_sets import _word_vectors
+from routing import question_rows as routing_rows
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import load_benchmark
 from llama_index_pearl.retrieval.answer.evidence import WORD_MATCH
-from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH, Route, Routing, source_evidence
+from llama_index_pearl.retrieval.answer.routing import Route, Routing
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
-from llama_index_pearl.retrieval.search.search import Question, Ranked
-from llama_index_pearl.text.models import embed_queries
+from llama_index_pearl.retrieval.search.search import Ranked
 
 TOP = 3  # databases re-ranked: the right one is among the shipped route's first three for 74-100 % of questions
 MODELS = {
@@ -52,30 +50,16 @@ MODELS = {
 
 def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     """Per question: its database and, for each of the ``TOP`` likeliest databases, what its set covers."""
-    state, rule = index.revisions.state(), SetRule()
-    answer, retriever = state.answer, index.as_retriever()
-    questions = [q.question for q in bench.queries]
-    vectors = embed_queries(index.embed_model, questions)
-    words = _word_vectors(index, state, questions)
-    sizes = Counter(state.sources.values())
+    answer, rule = index.revisions.state().answer, SetRule()
     rows = []
-    for query, vector in zip(bench.queries, vectors):
-        boost = state.space.boost(query.question, retriever.lexical_weight)
-        depth = max(ROUTE_DEPTH, rule.depth)
-        pooled = state.search.search_many(vector.reshape(1, -1), depth, len(state.unit_ids), [boost])[0]
-        asked = words[query.question]
-        question = Question(query.question, vector.tolist(), asked)
-        ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
-        first = pooled[:ROUTE_DEPTH]
-        ids = [t.table_id for t in first]
-        held, weights = answer.words.of(query.question, None)
-        matrix = answer.columns.best_columns(ids, asked) if len(asked) else None
-        per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)} if matrix is not None else {}
-        pairs = [(t.table_id, t.score) for t in first]
-        evidence = source_evidence(pairs, state.sources, held, weights, per_word, sizes)
+    for row in routing_rows(index, bench):
+        evidence, ranked = row["evidence"], row["ranked"]
         logits = np.asarray([e.features() for e in evidence]) @ Routing().weights()
         likeliest = [(evidence[i].source, float(logits[i])) for i in np.argsort(-logits, kind="stable")[:TOP]]
-        rows.append({"db": query.db, "databases": [_set_read(answer, ranked, rule, s, x, asked) for s, x in likeliest]})
+        asked = ranked.question.word_vectors
+        rows.append(
+            {"db": row["db"], "databases": [_set_read(answer, ranked, rule, s, x, asked) for s, x in likeliest]}
+        )
     return rows
 
 

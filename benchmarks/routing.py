@@ -27,21 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from table_sets import _word_vectors
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
-from llama_index_pearl.retrieval.answer.evidence import content_words
 from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH, Routing, route, source_evidence
-from llama_index_pearl.store.embedding import normalise
+from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.text.models import embed_queries
 
 
 def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
-    """Per question: the sources' evidence in its whole-lake ranking, and its database."""
+    """Per question: the sources' evidence in its whole-lake ranking (``ROUTE_DEPTH`` tables), that ranking, and
+    its database."""
     state = index.revisions.state()
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
+    asked = _word_vectors(index, state, questions)
     sizes = Counter(state.sources.values())  # each source's tables, as the answer step counts them
     rows = []
     for query, vector in zip(bench.queries, vectors):
@@ -49,19 +51,21 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
         pooled = state.search.search_many(vector.reshape(1, -1), ROUTE_DEPTH, len(state.unit_ids), [boost])[0]
         ids = [t.table_id for t in pooled]
         words, weights = state.words.of(query.question, None)
-        asked = content_words(query.question)
-        known, unknown = state.word_vectors(asked)
-        if unknown:
-            for word, vec in zip(unknown, normalise(index.embed_model.get_text_embedding_batch(unknown))):
-                state.word_cache.put((word,), vec)
-                known[word] = vec
         per_word = {}
-        if asked and len(state.columns.vectors):
-            matrix = state.columns.best_columns(ids, np.asarray([known[w] for w in asked], dtype=np.float32))
+        if len(asked[query.question]) and len(state.columns.vectors):
+            matrix = state.columns.best_columns(ids, asked[query.question])
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
         pairs = [(t.table_id, t.score) for t in pooled]
         evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
-        rows.append({"db": query.db, "evidence": evidence, "best": state.sources.get(ids[0]) if ids else None})
+        question = Question(query.question, vector.tolist(), asked[query.question])
+        rows.append(
+            {
+                "db": query.db,
+                "evidence": evidence,
+                "best": state.sources.get(ids[0]) if ids else None,
+                "ranked": Ranked(question, pooled, vector, boost, retriever.lexical_weight),
+            }
+        )
     return rows
 
 
