@@ -7,7 +7,7 @@ import json
 import pytest
 
 from llama_index_pearl.cli import main
-from llama_index_pearl.cli.sources import resolve_sources, short_table_names
+from llama_index_pearl.cli.sources import resolve_sources, short_table_names, source_labels
 
 # a lake laid out as exports are: LAKE/<db>/tables/<db>__<table>.csv
 LAKE = {
@@ -138,3 +138,16 @@ def test_the_text_and_the_json_list_the_tables_of_a_lake_in_one_order(lake_index
     assert [short[r["table_id"]] for r in rows] == shown
     in_set = [r["in_set"] for r in rows]
     assert in_set == sorted(in_set, reverse=True)  # the set first, then the rest
+
+
+def test_the_database_a_question_is_routed_to_is_named_as_a_person_names_it(lake_index, capsys):
+    assert main(["query", str(lake_index), "Which users visited on 2024-01-02?", "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Database: crm (how surely:" in out and "crm/tables" not in out
+    assert main(["query", str(lake_index), "Which users visited on 2024-01-02?", "-k", "2", "--json"]) == 0
+    assert {r["routed_source"] for r in json.loads(capsys.readouterr().out)} == {"crm/tables"}  # JSON: the full name
+
+
+def test_source_labels_keep_what_tells_the_sources_apart():
+    assert source_labels(["crm/tables", "shop/tables"]) == {"crm/tables": "crm", "shop/tables": "shop"}
+    assert source_labels(["a/db", "a/dw"]) == {"a/db": "db", "a/dw": "dw"}

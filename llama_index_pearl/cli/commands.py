@@ -32,7 +32,13 @@ from llama_index_pearl.cli.output import (
     format_table_names,
     join_graph_records,
 )
-from llama_index_pearl.cli.sources import resolve_sources, short_table_names, tables_named, with_short_names
+from llama_index_pearl.cli.sources import (
+    resolve_sources,
+    short_table_names,
+    source_labels,
+    tables_named,
+    with_short_names,
+)
 from llama_index_pearl.cli.terminal import show, shows_progress
 from llama_index_pearl.index import PearlTableIndex
 from llama_index_pearl.joins import paths_from_graph
@@ -88,7 +94,8 @@ def _ranked(
     nodes = retriever.retrieve(question)
     hints = hints_of_result(result_metadata(n) for n in nodes)
     names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
-    nodes, hints = with_short_names(nodes, hints, names)
+    labels = source_labels({s for s in index.catalog.sources.values() if s})
+    nodes, hints = with_short_names(nodes, hints, names, labels)
     if quiet:
         return format_table_names(nodes)
     return format_ranked(question, nodes, hints, lexical_weight)

@@ -24,7 +24,15 @@ from llama_index_pearl.retrieval.answer.join_hints import JoinHint
 from llama_index_pearl.retrieval.answer.result_nodes import result_metadata
 from llama_index_pearl.retrieval.search.scope import MAX_LISTED, listed, unknown_source
 
-__all__ = ["MAX_LISTED", "listed", "resolve_sources", "short_table_names", "tables_named", "with_short_names"]
+__all__ = [
+    "MAX_LISTED",
+    "listed",
+    "resolve_sources",
+    "short_table_names",
+    "source_labels",
+    "tables_named",
+    "with_short_names",
+]
 
 
 def _named_by(wanted: str, sources: Collection[str]) -> list[str]:
@@ -74,6 +82,19 @@ def _label(source: str, sources: Collection[str]) -> str:
     return next((c for c in candidates if _named_by(c, sources) == [source]), source)
 
 
+def source_labels(sources: Collection[str]) -> dict[str, str]:
+    """Each source as a person names it: ``chinook`` for ``chinook/tables`` (:func:`resolve_sources` reads it back).
+
+    >>> source_labels(["crm/tables", "shop/tables"])
+    {'crm/tables': 'crm', 'shop/tables': 'shop'}
+
+    Args:
+        sources: Every source of the index (a label must tell them all apart).
+    """
+    known = set(sources)
+    return {source: _label(source, known) for source in sorted(known)}
+
+
 def _name(table_id: str, source: str) -> str:
     """The table's name within its source, without a leading ``PART__`` or ``PART.`` that repeats a part of it."""
     name = table_id[len(source) + 1 :] if table_id.startswith(source + "/") else table_id.rsplit("/", 1)[-1]
@@ -98,16 +119,13 @@ def short_table_names(table_ids: Iterable[str], sources: Mapping[str, str | None
         table_ids: The tables to name.
         sources: Every table of the index -> its source (all of them: a label must tell every source apart).
     """
-    known = {s for s in sources.values() if s}
-    labels: dict[str, str] = {}
+    labels = source_labels({s for s in sources.values() if s})
     short = {}
     for table_id in dict.fromkeys(table_ids):
         source = sources.get(table_id)
         if not source:
             short[table_id] = table_id
             continue
-        if source not in labels:
-            labels[source] = _label(source, known)
         short[table_id] = f"{labels[source]}/{_name(table_id, source)}"
     counts = Counter(short.values())
     return {t: s if counts[s] == 1 and (s == t or s not in sources) else t for t, s in short.items()}
@@ -130,18 +148,27 @@ def tables_named(nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint]) -> l
 
 
 def with_short_names(
-    nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint], names: Mapping[str, str]
+    nodes: Sequence[NodeWithScore],
+    hints: Sequence[JoinHint],
+    names: Mapping[str, str],
+    sources: Mapping[str, str] | None = None,
 ) -> tuple[list[NodeWithScore], list[JoinHint]]:
-    """Copies of a result's nodes and join hints that name tables by ``names``, for a person to read.
+    """Copies of a result's nodes and join hints that name tables by ``names`` and sources by ``sources``, for a
+    person to read.
 
     Args:
         nodes: A retrieval's result (left as it is).
         hints: Its join hints.
         names: Table id -> the name shown (a table missing here keeps its id).
+        sources: Source -> the name shown (:func:`source_labels`; a source missing here keeps its name).
     """
+    labels = sources or {}
 
     def name(table_id: str) -> str:
         return names.get(table_id, table_id)
+
+    def label(source: str | None) -> str | None:
+        return labels.get(source, source) if source is not None else None
 
     def join(found: Join) -> Join:
         return dataclasses.replace(found, left_table=name(found.left_table), right_table=name(found.right_table))
@@ -151,6 +178,10 @@ def with_short_names(
         meta = result_metadata(hit).copy()
         meta["table_id"] = name(meta["table_id"])
         meta["matched_table_ids"] = [name(t) for t in meta["matched_table_ids"]]
+        meta["routed_source"] = label(meta["routed_source"])
+        meta["set_source"] = label(meta["set_source"])
+        meta["route_rivals"] = [label(s) for s in meta["route_rivals"]]
+        meta["route_twins"] = [label(s) for s in meta["route_twins"]]
         shown.append(NodeWithScore(node=hit.node.model_copy(update={"metadata": meta}), score=hit.score))
     renamed = [
         JoinHint(
