@@ -169,9 +169,8 @@ def collect(folder: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         evidence = row["evidence"]
         if not len(evidence.tables):
             continue
-        named = name_features(name_matrix(word_vectors[query.question].astype(np.float64), evidence.tables, names))
-
-        words = word_vectors[query.question]
+        words = word_vectors[query.question].astype(np.float64)
+        named = name_features(name_matrix(words, evidence.tables, names))
         own = own_column_features(evidence, state.columns, words)
         extra = extra_features(evidence, query.question, held, row["candidates"], named, own)
         x.append(np.hstack([evidence.features, extra]))

@@ -149,5 +149,8 @@ def test_the_database_a_question_is_routed_to_is_named_as_a_person_names_it(lake
 
 
 def test_source_labels_keep_what_tells_the_sources_apart():
-    assert source_labels(["crm/tables", "shop/tables"]) == {"crm/tables": "crm", "shop/tables": "shop"}
-    assert source_labels(["a/db", "a/dw"]) == {"a/db": "db", "a/dw": "dw"}
+    assert source_labels(["crm/tables", "shop/tables"], ["crm/tables", "shop/tables"]) == {
+        "crm/tables": "crm",
+        "shop/tables": "shop",
+    }
+    assert source_labels(["a/db"], ["a/db", "a/dw"]) == {"a/db": "db"}

@@ -36,6 +36,7 @@ from llama_index_pearl.cli.sources import (
     resolve_sources,
     short_table_names,
     source_labels,
+    sources_named,
     tables_named,
     with_short_names,
 )
@@ -94,7 +95,7 @@ def _ranked(
     nodes = retriever.retrieve(question)
     hints = hints_of_result(result_metadata(n) for n in nodes)
     names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
-    labels = source_labels({s for s in index.catalog.sources.values() if s})
+    labels = source_labels(sources_named(nodes), {s for s in index.catalog.sources.values() if s})
     nodes, hints = with_short_names(nodes, hints, names, labels)
     if quiet:
         return format_table_names(nodes)

@@ -30,6 +30,7 @@ __all__ = [
     "resolve_sources",
     "short_table_names",
     "source_labels",
+    "sources_named",
     "tables_named",
     "with_short_names",
 ]
@@ -82,17 +83,18 @@ def _label(source: str, sources: Collection[str]) -> str:
     return next((c for c in candidates if _named_by(c, sources) == [source]), source)
 
 
-def source_labels(sources: Collection[str]) -> dict[str, str]:
-    """Each source as a person names it: ``chinook`` for ``chinook/tables`` (:func:`resolve_sources` reads it back).
+def source_labels(wanted: Iterable[str], sources: Collection[str]) -> dict[str, str]:
+    """Each wanted source as a person names it: ``chinook`` for ``chinook/tables`` (:func:`resolve_sources` reads
+    it back).
 
-    >>> source_labels(["crm/tables", "shop/tables"])
-    {'crm/tables': 'crm', 'shop/tables': 'shop'}
+    >>> source_labels(["crm/tables"], {"crm/tables", "shop/tables"})
+    {'crm/tables': 'crm'}
 
     Args:
+        wanted: The sources to name.
         sources: Every source of the index (a label must tell them all apart).
     """
-    known = set(sources)
-    return {source: _label(source, known) for source in sorted(known)}
+    return {source: _label(source, sources) for source in dict.fromkeys(wanted)}
 
 
 def _name(table_id: str, source: str) -> str:
@@ -119,9 +121,11 @@ def short_table_names(table_ids: Iterable[str], sources: Mapping[str, str | None
         table_ids: The tables to name.
         sources: Every table of the index -> its source (all of them: a label must tell every source apart).
     """
-    labels = source_labels({s for s in sources.values() if s})
+    table_ids = list(dict.fromkeys(table_ids))
+    known = {s for s in sources.values() if s}
+    labels = source_labels((s for t in table_ids if (s := sources.get(t))), known)
     short = {}
-    for table_id in dict.fromkeys(table_ids):
+    for table_id in table_ids:
         source = sources.get(table_id)
         if not source:
             short[table_id] = table_id
@@ -145,6 +149,19 @@ def tables_named(nodes: Sequence[NodeWithScore], hints: Sequence[JoinHint]) -> l
     for hint in hints:
         named += [*hint.tables, *([hint.via] if hint.via else [])]
     return list(dict.fromkeys(named))
+
+
+def sources_named(nodes: Sequence[NodeWithScore]) -> list[str]:
+    """Every source a result names: the routed one, its close rivals and copies, each table's set's source.
+
+    Args:
+        nodes: A retrieval's result.
+    """
+    named: list[str | None] = []
+    for hit in nodes:
+        meta = result_metadata(hit)
+        named += [meta["routed_source"], meta["set_source"], *meta["route_rivals"], *meta["route_twins"]]
+    return [s for s in dict.fromkeys(named) if s]
 
 
 def with_short_names(
