@@ -106,6 +106,9 @@ class PearlConfig:
         cache_dir: Folder of the generation cache (JSONL). ``None``: the generator's
             default (an LLM caches in ``$PEARL_CACHE_DIR`` or ``~/.cache/llama-index-pearl``;
             the heuristic does not cache).
+        glossary: With an LLM (``llm=``, or an ``LLMQueryGenerator``), it writes each table's and column's business
+            words once at build time (:mod:`~llama_index_pearl.generation.glossary`), cached like the questions;
+            they fill the descriptions the tables lack. Without an LLM nothing changes.
         single_hop_questions: Questions per single-hop table (default: the
             generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
         single_hop: Add per-table questions for tables in no selected path
@@ -204,6 +207,12 @@ class PearlConfig:
         "generation cache folder (LLM default: ~/.cache/llama-index-pearl)",
         persist=False,
         update=True,
+    )
+    glossary: bool = option(
+        True,
+        "generation",
+        "with an LLM: a glossary of each table and column (the business words for them), cached, embedded with them",
+        off="no glossary: an LLM writes questions only",
     )
     single_hop_questions: int | None = option(
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1, max=100

@@ -135,8 +135,9 @@ class PearlTableIndex:
             embed_model: Encoder; default ``Settings.embed_model`` when it was set, else the bundled
                 all-MiniLM-L6-v2 (LlamaIndex's OpenAI default is never resolved:
                 :mod:`~llama_index_pearl.text.models` says how).
-            llm: LLM for query generation; default none (``Settings.llm`` is not read: a build
-                pays for generation only with an LLM given here or in ``generator``).
+            llm: LLM for query generation and the glossary (``PearlConfig.glossary``); default none
+                (``Settings.llm`` is not read: a build pays for an LLM only when one is given here or in
+                ``generator``).
             generator: Query generator; default ``LLMQueryGenerator(llm)`` when ``llm`` is
                 given, else the offline ``HeuristicQueryGenerator``. A paid generator logs
                 (INFO) what it will send before sending it.
@@ -199,8 +200,9 @@ class PearlTableIndex:
 
         Returns:
             ``{"tables", "paths", "fallback_paths", "requests", "cached_requests",
-            "prompt_tokens", "per_path_avg", "max_prompt_tokens"}``: ``paths`` go to the
-            generator (LLM calls), ``fallback_paths`` to its free fallback.
+            "prompt_tokens", "per_path_avg", "max_prompt_tokens", "glossary_tables", "glossary_cached",
+            "glossary_prompt_tokens"}``: ``paths`` go to the generator (LLM calls), ``fallback_paths`` to
+            its free fallback; ``glossary_tables`` are the tables the glossary's LLM would be sent.
         """
         chosen = PearlConfig.with_overrides(config, **overrides)
         inputs = BuildInputs(tables=tables, config=chosen, embed_model=embed_model, llm=llm, generator=generator)
@@ -422,7 +424,7 @@ class PearlTableIndex:
             config = self._config.for_update(**overrides)
             kept = self._config.after_update(config)
             apply = functools.partial(self._apply, config=kept)
-            return insert_into(self, tables, config, apply, replace=replace, show_progress=show_progress)
+            return insert_into(self, tables, config, apply, replace=replace, show_progress=show_progress, llm=self._llm)
 
     async def ainsert_tables(self, tables: TablesInput, **kwargs: Any) -> UpdateReport:
         """:meth:`insert_tables` on a thread of its own (not the loop's executor): the event loop goes on.

@@ -49,8 +49,21 @@ def prompt_columns(body: dict[str, Any]) -> list[list[str]]:
     return [[c.strip() for c in line.split(" | ")] for line in found]
 
 
+def is_glossary_prompt(body: dict[str, Any]) -> bool:
+    """Whether the request asks for a table's glossary (``generation.glossary``), not a question."""
+    return "You write a glossary" in prompt_text(body)
+
+
+def glossary_for(body: dict[str, Any], terms: tuple[str, ...] = ("records",)) -> str:
+    """A valid glossary answer: each ``- column (kind)`` line of the prompt gets ``the <column>``."""
+    columns = re.findall(r"^- (.+?) \((?:number|date|duration|yes/no|text)\)", prompt_text(body), flags=re.MULTILINE)
+    return json.dumps({"row": "one record", "terms": list(terms), "columns": {c: f"the {c}" for c in columns}})
+
+
 def answer_for(body: dict[str, Any], question: str = "Which stadium hosted the concert Super Bootcamp?") -> str:
-    """A valid path answer naming the first column of every table in the prompt."""
+    """A valid answer: a glossary for a glossary prompt, else a path answer naming each table's first column."""
+    if is_glossary_prompt(body):
+        return glossary_for(body)
     tables = prompt_columns(body)
     answer: dict[str, Any] = {"thought": "each table is needed", "question": question}
     for i, columns in enumerate(tables):

@@ -41,7 +41,7 @@ llm = OpenAILike(model="fake", api_base={base_url!r}, api_key="x", is_chat_model
 tables = {{name: pd.DataFrame(columns) for name, columns in {tables!r}.items()}}
 PearlTableIndex.from_tables(
     tables, embed_model=HashingEmbedding(), generator=LLMQueryGenerator(llm, timeout=120, backoff=0),
-    cache_dir={cache!r}, concurrency=1, budget=10,
+    cache_dir={cache!r}, concurrency=1, budget=10, glossary=False,
 )
 """
 
@@ -56,6 +56,7 @@ def _build(server: FakeOpenAIServer, cache: Path) -> PearlTableIndex:
         cache_dir=cache,
         concurrency=1,
         budget=10,
+        glossary=False,  # the requests counted are the questions'
     )
 
 

@@ -73,11 +73,11 @@ def test_a_paid_build_says_what_it_will_send_before_sending_it(tmp_path, caplog)
 
         class Listener(logging.Handler):
             def emit(self, record: logging.LogRecord) -> None:
-                if "request(s) to send" in record.getMessage():
+                if "to send" in record.getMessage():
                     sent_when_told.append(len(server.requests))
 
         listener = Listener(level=logging.INFO)
-        logger = logging.getLogger("llama_index_pearl.generation.runner")
+        logger = logging.getLogger("llama_index_pearl.generation")  # the glossary's and the questions' runs
         logger.addHandler(listener)
         previous = logger.level
         logger.setLevel(logging.INFO)

@@ -163,6 +163,13 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         help="with --llm-base: the LLM writes every path kind and paths beyond the budget get no units (paper), "
         "instead of heuristic questions for those and for implicit paths",
     )
+    llm.add_argument(
+        "--no-llm-questions",
+        dest="llm_questions",
+        action="store_false",
+        help="with --llm-base: the LLM writes the glossary only (see --no-glossary); the free heuristic writes the "
+        "questions",
+    )
     parser.add_argument(
         "--embed-model", help="sentence-transformers model name or local folder (default: bundled all-MiniLM-L6-v2)"
     )
@@ -223,7 +230,11 @@ def build_arguments(args: argparse.Namespace, *, provenance_in_tables: bool = Fa
     built = BuildArguments(config_from_args(args, provenance_in_tables=provenance_in_tables))
     built.embed_model = embed_model_from_args(args)
     built.llm = _llm_from_args(args)
-    if built.llm is not None:
+    if built.llm is not None and not getattr(args, "llm_questions", True):
+        from llama_index_pearl.generation import HeuristicQueryGenerator
+
+        built.generator = HeuristicQueryGenerator()
+    elif built.llm is not None:
         from llama_index_pearl.generation import LLMQueryGenerator
         from llama_index_pearl.generation.llm import DEFAULT_LLM_PATH_KINDS
 

@@ -39,6 +39,7 @@ __all__ = [
 STAGES = {
     "load": "reading tables",
     "encoder": "encoder",
+    "glossary": "glossary",
     "tables": "table units",
     "discovery": "join discovery",
     "generation": "questions",
@@ -111,7 +112,20 @@ def format_build_summary(report: BuildReport, graph: nx.Graph, generator: str, n
     lines.append(f"  units: {units or 'none'}")
     if report.generation:
         lines.append("  questions: " + _generation(report.generation, generator))
+    if report.glossary:
+        lines.append("  glossary: " + _glossary(report.glossary))
     return "\n".join(lines)
+
+
+def _glossary(glossary: Mapping[str, Any]) -> str:
+    """What the glossary's LLM was sent and cost; counts of zero are left out."""
+    parts = [
+        (glossary.get("written", 0), "table", " written by the LLM"),
+        (glossary.get("cached", 0), "table", " from the cache"),
+        (len(glossary.get("skipped", [])), "table", " left as it was (warned above)"),
+        (glossary.get("prompt_tokens", 0), "prompt token", ""),
+    ]
+    return ", ".join(_plural(n, word) + rest for n, word, rest in parts if n) or "nothing sent"
 
 
 def _bad_lines(bad_lines: Sequence[Mapping[str, Any]]) -> str:
@@ -139,17 +153,21 @@ def _generation(generation: Mapping[str, Any], generator: str) -> str:
 
 
 def format_estimate(estimate: Mapping[str, Any], generator: str) -> str:
-    """``pearl index --estimate``: what a build would send to the generator."""
-    return "\n".join(
-        [
-            f"Estimate for {estimate['tables']} tables with {generator} (nothing generated, nothing written):",
-            f"  paths for the generator ({' and '.join(estimate.get('path_kinds', []))} paths): {estimate['paths']}; "
-            f"other paths (free heuristic questions): {estimate['fallback_paths']}",
-            f"  requests: {estimate['requests']}, already cached: {estimate['cached_requests']}",
-            f"  prompt tokens: {estimate.get('prompt_tokens', 0):,} (per path {estimate.get('per_path_avg', 0):,.0f}, "
-            f"largest {estimate.get('max_prompt_tokens', 0):,})",
-        ]
-    )
+    """``pearl index --estimate``: what a build would send to the generator, and to the glossary's LLM."""
+    lines = [
+        f"Estimate for {estimate['tables']} tables with {generator} (nothing generated, nothing written):",
+        f"  paths for the generator ({' and '.join(estimate.get('path_kinds', []))} paths): {estimate['paths']}; "
+        f"other paths (free heuristic questions): {estimate['fallback_paths']}",
+        f"  requests: {estimate['requests']}, already cached: {estimate['cached_requests']}",
+        f"  prompt tokens: {estimate.get('prompt_tokens', 0):,} (per path {estimate.get('per_path_avg', 0):,.0f}, "
+        f"largest {estimate.get('max_prompt_tokens', 0):,})",
+    ]
+    if estimate.get("glossary_tables") or estimate.get("glossary_cached"):
+        lines.append(
+            f"  glossary: {_plural(estimate['glossary_tables'], 'table')} to send, "
+            f"{estimate['glossary_cached']:,} cached, about {estimate['glossary_prompt_tokens']:,} prompt tokens"
+        )
+    return "\n".join(lines)
 
 
 def _score(hit: NodeWithScore) -> str:

@@ -36,7 +36,10 @@ from llama_index_pearl.generation import (
     LLMQueryGenerator,
     QueryGenerator,
     cache_for,
+    estimate_glossary,
     estimate_prompt_tokens,
+    glossary_writer,
+    paid_work_cache,
 )
 from llama_index_pearl.joins.graph import stored_paths
 from llama_index_pearl.store.embedding import build_vector_index
@@ -97,6 +100,8 @@ class BuildReport(StepsReport):
         units_by_kind: Units per kind.
         seconds: Wall time per stage; ``total`` is the whole build, its stages included.
         generation: What query generation sent and got.
+        glossary: What the glossary's LLM was sent and cost (:class:`~llama_index_pearl.generation.GlossaryReport`;
+            empty without an LLM).
         skipped: Table files that could not be read (``{"path", "reason"}``), when the build skipped them.
         bad_lines: CSV files whose rows with more fields than the header were skipped (``skip_bad_lines``):
             ``{"path", "rows", "lines"}`` (the first lines skipped).
@@ -108,6 +113,7 @@ class BuildReport(StepsReport):
     units_by_kind: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
+    glossary: dict[str, Any] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
     bad_lines: list[dict[str, Any]] = field(default_factory=list)
 
@@ -229,6 +235,11 @@ def build_corpus(
         generator = inputs.generator
         if config.augment and generator is None:
             generator = default_generator(resolved_llm)
+        writer = glossary_writer(resolved_llm, generator, config)
+        if writer is not None:
+            with shown_stage(report.seconds, "glossary", show, total=len(loaded), unit="table") as bar:
+                loaded, glossary = writer.write_all(loaded, paid_work_cache(config.cache_dir), bar.update)
+            report.glossary = glossary.to_dict()
         build = CorpusBuild(loaded, model, generator, serializer, config, report, show)
         units, graph = units_step(build)
         if not units:
@@ -285,9 +296,9 @@ def estimate_generation_cost(inputs: BuildInputs) -> dict[str, Any]:
     """
     config = inputs.config
     loaded = _read(inputs.tables, config).tables
-    generator = inputs.generator
+    generator, llm = inputs.generator, resolve_llm(inputs.llm)
     if generator is None:
-        generator = default_generator(resolve_llm(inputs.llm))
+        generator = default_generator(llm)
     _, paid, beyond = discover_for_generator(loaded, resolve_embed_model(inputs.embed_model), generator, config)
     requests = plan_requests({t.id: t for t in loaded}, paid, generator, config)
     estimate = estimate_prompt_tokens(requests, generator=generator)
@@ -300,4 +311,5 @@ def estimate_generation_cost(inputs: BuildInputs) -> dict[str, Any]:
         "fallback_paths": len(beyond) if generator.fallback is not None else 0,
         "cached_requests": cached,
         **estimate,
+        **estimate_glossary(loaded, llm, generator, config),
     }

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import networkx as nx
+from llama_index.core.llms import LLM
 from llama_index.core.schema import TextNode
 
 from llama_index_pearl.config import PearlConfig
@@ -39,7 +40,13 @@ from llama_index_pearl.corpus.state import IndexContents, IndexState
 from llama_index_pearl.corpus.units import PATH_ID, TABLE_IDS, unit_meta
 from llama_index_pearl.corpus.units_step import CorpusBuild, InsertScope, StepsReport, corpus_units
 from llama_index_pearl.foundations.timing import shown_stage, stage
-from llama_index_pearl.generation import GenerationReport, QueryGenerator
+from llama_index_pearl.generation import (
+    GenerationReport,
+    GlossaryReport,
+    QueryGenerator,
+    glossary_writer,
+    paid_work_cache,
+)
 from llama_index_pearl.joins import drop_table
 from llama_index_pearl.store.embedding import embedded
 from llama_index_pearl.tables.inputs import TablesInput, read_tables
@@ -85,8 +92,10 @@ class UpdateReport(StepsReport):
         requests: Generation requests sent to the generator (paths and single-hop tables).
         generated: Requests answered by the generator (LLM calls for an LLM generator).
         cached: Requests served by the generation cache.
-        prompt_tokens: Prompt tokens spent.
-        completion_tokens: Completion tokens spent.
+        prompt_tokens: Prompt tokens spent (the glossary's included).
+        completion_tokens: Completion tokens spent (the glossary's included).
+        glossary_written: Inserted tables whose glossary the LLM wrote (``PearlConfig.glossary``).
+        glossary_cached: Inserted tables whose glossary the cache served.
         seconds: Wall time per stage.
         skipped: Table files that could not be read (``{"path", "reason"}``), when the insert skipped them.
         bad_lines: CSV files whose rows with more fields than the header were skipped (``skip_bad_lines``).
@@ -103,6 +112,8 @@ class UpdateReport(StepsReport):
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    glossary_written: int = 0
+    glossary_cached: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
     bad_lines: list[dict[str, Any]] = field(default_factory=list)
@@ -123,6 +134,13 @@ class UpdateReport(StepsReport):
         """Add the requests and tokens of a generation run of the units step (none without a generator run)."""
         if corpus.report is not None:
             self.count_generation(corpus.report)
+
+    def count_glossary(self, report: GlossaryReport) -> None:
+        """Add a glossary run's tables and tokens."""
+        self.glossary_written += report.written
+        self.glossary_cached += report.cached
+        self.prompt_tokens += report.prompt_tokens
+        self.completion_tokens += report.completion_tokens
 
     def count_generation(self, report: GenerationReport) -> None:
         """Add a generation run's requests and tokens."""
@@ -184,6 +202,7 @@ def insert_into(
     *,
     replace: bool = False,
     show_progress: bool = False,
+    llm: LLM | None = None,
 ) -> UpdateReport:
     """An insert, whole (see ``PearlTableIndex.insert_tables``, which holds the index's update lock around this).
 
@@ -199,6 +218,7 @@ def insert_into(
         apply: Applies the change to the index (the new units carry their vectors meanwhile).
         replace: Replace tables whose id already exists.
         show_progress: Show progress bars.
+        llm: The index's LLM: with ``config.glossary``, it (else an LLM generator's) writes the new tables' glossary.
     """
     report = UpdateReport()
     with stage(report.seconds, "total"):
@@ -210,9 +230,13 @@ def insert_into(
                 strict=config.strict,
                 skip_bad_lines=config.skip_bad_lines,
             )
-        loaded = read.tables
         report.skipped = [f.to_dict() for f in read.skipped]
         report.bad_lines = [b.to_dict() for b in read.bad_lines]
+        loaded, writer = read.tables, glossary_writer(llm, index.generator, config)
+        if writer is not None:
+            with stage(report.seconds, "glossary"):
+                loaded, glossary = writer.write_all(loaded, paid_work_cache(config.cache_dir))
+            report.count_glossary(glossary)
         existing = [t.id for t in loaded if t.id in index.tables]
         if existing and not replace:
             raise ValueError(f"Tables already in the index: {', '.join(existing)} (pass replace=True to replace them)")

@@ -5,7 +5,8 @@ path plus the minimal columns per table to answer it; for single-hop tables, ask
 for several questions per table. :class:`LLMQueryGenerator` uses any LlamaIndex
 LLM; :class:`HeuristicQueryGenerator` needs none and is the default without one.
 :func:`agenerate_all` / :func:`generate_all` run a generator over many requests
-with bounded concurrency, a crash-safe cache and a token report.
+with bounded concurrency, a crash-safe cache and a token report. With an LLM, :func:`glossary_writer` has it write
+each table's and column's business words once (:mod:`~llama_index_pearl.generation.glossary`).
 
 Pipeline step: generation (docs/architecture.md).
 """
@@ -18,7 +19,14 @@ from llama_index_pearl.generation.base import (
     restore_generator,
     run_sync,
 )
-from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache, cache_for
+from llama_index_pearl.generation.cache import CACHE_FILENAME, GenerationCache, cache_for, paid_work_cache
+from llama_index_pearl.generation.glossary import (
+    Glossary,
+    GlossaryReport,
+    GlossaryWriter,
+    estimate_glossary,
+    glossary_writer,
+)
 from llama_index_pearl.generation.heuristic import HEURISTIC_VERSION, HeuristicQueryGenerator, humanize
 from llama_index_pearl.generation.llm import LLMQueryGenerator, supports_json_mode
 from llama_index_pearl.generation.parsing import ParseRejection, extract_json, parse_answer, validate_columns
@@ -55,6 +63,9 @@ __all__ = [
     "GenerationRequest",
     "GenerationResult",
     "GenerationRun",
+    "Glossary",
+    "GlossaryReport",
+    "GlossaryWriter",
     "HeuristicQueryGenerator",
     "IndexGenerator",
     "LLMQueryGenerator",
@@ -66,11 +77,14 @@ __all__ = [
     "agenerate_all",
     "build_messages",
     "cache_for",
+    "estimate_glossary",
     "estimate_prompt_tokens",
     "extract_json",
     "generate_all",
     "generator_from_spec",
+    "glossary_writer",
     "humanize",
+    "paid_work_cache",
     "parse_answer",
     "register_generator",
     "reorder_rows_for_path",

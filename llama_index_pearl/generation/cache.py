@@ -27,7 +27,7 @@ from typing import Any
 from llama_index_pearl.generation.base import QueryGenerator
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 
-__all__ = ["CACHE_FILENAME", "GenerationCache", "cache_for"]
+__all__ = ["CACHE_FILENAME", "GenerationCache", "cache_for", "paid_work_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class GenerationCache:
             try:
                 entry = json.loads(line)
                 key = entry["key"]
-                usable = _usable(GenerationResult.from_dict(entry["result"]))
+                usable = _usable_glossary(entry["glossary"]) if "glossary" in entry else _usable_entry(entry)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 # a crash mid-write leaves a truncated last line; anything earlier is corruption
                 bad += number != last
@@ -86,7 +86,7 @@ class GenerationCache:
     def get(self, key: str) -> GenerationResult | None:
         """The cached result for ``key`` (marked ``cached``, zero tokens spent), or ``None``."""
         entry = self._entries.get(key)
-        if entry is None:
+        if entry is None or "result" not in entry:
             return None
         result = GenerationResult.from_dict(entry["result"])
         result.cached = True
@@ -109,9 +109,23 @@ class GenerationCache:
             model_name: Recorded for humans reading the file.
             prompt_version: Recorded for humans reading the file.
         """
-        if not result.ok:
-            return
-        entry = {"key": key, "model": model_name, "prompt_version": prompt_version, "result": result.to_dict()}
+        if result.ok:
+            self._keep({"key": key, "model": model_name, "prompt_version": prompt_version, "result": result.to_dict()})
+
+    def get_glossary(self, key: str) -> dict[str, Any] | None:
+        """The cached glossary of a table (:class:`~llama_index_pearl.generation.glossary.Glossary` as a dict)."""
+        entry = self._entries.get(key)
+        return entry["glossary"] if entry is not None and "glossary" in entry else None
+
+    def put_glossary(
+        self, key: str, glossary: dict[str, Any], *, model_name: str = "", prompt_version: str = ""
+    ) -> None:
+        """Append a table's glossary durably, as :meth:`put` appends a result."""
+        if _usable_glossary(glossary):
+            self._keep({"key": key, "model": model_name, "prompt_version": prompt_version, "glossary": glossary})
+
+    def _keep(self, entry: dict[str, Any]) -> None:
+        key = entry["key"]
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
             self._entries[key] = entry  # first: a paid answer outlives a failing disk
@@ -156,6 +170,18 @@ class GenerationCache:
             return handle.read(1) != b"\n"
 
 
+def _usable_entry(entry: dict[str, Any]) -> bool:
+    return _usable(GenerationResult.from_dict(entry["result"]))
+
+
+def _usable_glossary(glossary: Any) -> bool:
+    """A glossary with a row text or a column meaning, every text a string."""
+    if not isinstance(glossary, dict) or not isinstance(glossary.get("columns", {}), dict):
+        return False
+    texts = [glossary.get("row", ""), *glossary.get("terms", []), *glossary.get("columns", {}).values()]
+    return all(isinstance(t, str) for t in texts) and bool(glossary.get("row") or glossary.get("columns"))
+
+
 def _usable(result: GenerationResult) -> bool:
     """An accepted answer whose every query has a question and some columns."""
     return result.ok and all(q.question.strip() and any(q.columns.values()) for q in result.queries)
@@ -164,13 +190,17 @@ def _usable(result: GenerationResult) -> bool:
 def cache_for(generator: QueryGenerator | None, cache_dir: str | os.PathLike[str] | None) -> GenerationCache | None:
     """The cache a build uses: ``cache_dir`` when given, else the user cache for a generator that caches by default.
 
-    The user cache is ``$PEARL_CACHE_DIR`` or ``~/.cache/llama-index-pearl``; a generator whose
-    ``caches_by_default`` is false (the heuristic: regenerating is cheaper) gets none.
+    A generator whose ``caches_by_default`` is false (the heuristic: regenerating is cheaper) gets none.
     """
+    if cache_dir is None and (generator is None or not generator.caches_by_default):
+        return None
+    return paid_work_cache(cache_dir)
+
+
+def paid_work_cache(cache_dir: str | os.PathLike[str] | None = None) -> GenerationCache:
+    """The cache of LLM answers: ``cache_dir``, else ``$PEARL_CACHE_DIR`` or ``~/.cache/llama-index-pearl``."""
     if cache_dir is not None:
         return GenerationCache(Path(cache_dir))
-    if generator is None or not generator.caches_by_default:
-        return None
     default = Path(os.environ.get("PEARL_CACHE_DIR", Path.home() / ".cache" / "llama-index-pearl"))
     default.mkdir(parents=True, exist_ok=True)
     return GenerationCache(default)

@@ -40,7 +40,7 @@ from llama_index_pearl.generation.prompts import (
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
-__all__ = ["LLMQueryGenerator", "supports_json_mode"]
+__all__ = ["LLMQueryGenerator", "call_llm", "supports_json_mode"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +81,26 @@ def _reported_usage(response: Any) -> tuple[int, int] | None:
     if not isinstance(prompt, int) or not isinstance(completion, int):
         return None
     return prompt, completion
+
+
+async def call_llm(llm: LLM, messages: list[ChatMessage], json_mode: bool) -> tuple[str, int, int, bool]:
+    """One call of ``llm`` -> (text, prompt tokens, completion tokens, whether the counts are estimated).
+
+    Chat models get the messages; others one completion prompt of their texts. ``json_mode`` asks for a JSON object.
+    """
+    kwargs: dict[str, Any] = {"response_format": JSON_RESPONSE_FORMAT} if json_mode else {}
+    if llm.metadata.is_chat_model:
+        response: Any = await llm.achat(messages, **kwargs)
+        text = response.message.content or ""
+        prompt_text = "\n".join(m.content or "" for m in messages)
+    else:
+        prompt_text = "\n\n".join(m.content or "" for m in messages)
+        response = await llm.acomplete(prompt_text, **kwargs)
+        text = response.text or ""
+    usage = _reported_usage(response)
+    if usage is None:
+        return text, _estimate(prompt_text), _estimate(text), True
+    return text, usage[0], usage[1], False
 
 
 # The join path kinds an LLM writes questions for by default; the heuristic writes the rest for free. An implicit unit
@@ -199,22 +219,6 @@ class LLMQueryGenerator(QueryGenerator):
         fallback = params.get("fallback")
         return cls(llm, **{**params, "fallback": generator_from_spec(fallback) if fallback else None})
 
-    async def _call(self, messages: list[ChatMessage]) -> tuple[str, int, int, bool]:
-        """One LLM call -> (text, prompt tokens, completion tokens, estimated)."""
-        kwargs: dict[str, Any] = {"response_format": JSON_RESPONSE_FORMAT} if self.json_mode else {}
-        if self.llm.metadata.is_chat_model:
-            response: Any = await self.llm.achat(messages, **kwargs)
-            text = response.message.content or ""
-            prompt_text = "\n".join(m.content or "" for m in messages)
-        else:
-            prompt_text = "\n\n".join(m.content or "" for m in messages)
-            response = await self.llm.acomplete(prompt_text, **kwargs)
-            text = response.text or ""
-        usage = _reported_usage(response)
-        if usage is None:
-            return text, _estimate(prompt_text), _estimate(text), True
-        return text, usage[0], usage[1], False
-
     async def agenerate(self, request: GenerationRequest) -> GenerationResult:
         """Generate for one request; never raises for a failing LLM or a bad answer.
 
@@ -234,7 +238,9 @@ class LLMQueryGenerator(QueryGenerator):
         for attempt in range(1, self.max_attempts + 1):
             result.attempts = attempt
             try:
-                text, p_tokens, c_tokens, estimated = await asyncio.wait_for(self._call(messages), self.timeout)
+                text, p_tokens, c_tokens, estimated = await asyncio.wait_for(
+                    call_llm(self.llm, messages, self.json_mode), self.timeout
+                )
             except asyncio.TimeoutError:
                 reason = f"LLM call timed out after {self.timeout:g}s"
             except Exception as exc:  # any transport/server error is one failed attempt, not a crash
