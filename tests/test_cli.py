@@ -323,7 +323,25 @@ def test_index_estimate_is_a_dry_run_with_the_llm_options(bench, tmp_path, capsy
     assert estimate["tables"] == 4 and estimate["paths"] >= 1
     assert estimate["requests"] == estimate["paths"] and estimate["prompt_tokens"] > 0
     assert estimate["cached_requests"] == 0
+    assert estimate["glossary_tables"] == 4 and estimate["glossary_prompt_tokens"] > 0
     assert not (tmp_path / "idx").exists()
+
+
+def test_index_estimate_says_in_words_what_the_glossary_would_send(bench, tmp_path, capsys):
+    with FakeOpenAIServer() as server:
+        argv = ["index", str(bench / "tables"), "--estimate", "--llm-base", server.base_url, "--no-llm-questions"]
+        assert main([*argv, "--cache-dir", str(tmp_path / "cache")]) == 0
+        assert server.request_count == 0
+    assert "glossary: 4 tables to send, 0 cached, about " in capsys.readouterr().out
+
+
+def test_no_llm_questions_has_the_llm_write_the_glossary_only(bench, tmp_path, capsys):
+    with FakeOpenAIServer() as server:
+        argv = ["index", str(bench / "tables"), "--out", str(tmp_path / "idx"), "--llm-base", server.base_url]
+        assert main([*argv, "--no-llm-questions", "--cache-dir", str(tmp_path / "cache")]) == 0
+        assert server.request_count == 4  # one per table
+    out = capsys.readouterr().out
+    assert "written by the heuristic generator" in out and "glossary: 4 tables written by the LLM" in out
 
 
 def test_index_with_an_llm_base_builds_through_the_server(bench, tmp_path, capsys):
