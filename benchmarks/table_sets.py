@@ -15,6 +15,10 @@ step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
     python benchmarks/table_sets.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
     python benchmarks/table_sets.py ../shared/bench/tpch --rules "default,needed=0.6;maybe=0.1" --json OUT
 
+``--llm-base URL --cache-dir CACHE`` builds each folder with an LLM writing every table's glossary (the heuristic
+still writes the questions), as ``pearl eval --llm-base URL --no-llm-questions --cache-dir CACHE`` does: one cache,
+so the glossaries ``pearl eval`` wrote are read back and nothing is sent for them.
+
 A rule is ``none`` (the pooled ranking, no set), ``default`` (:class:`SetRule`'s defaults), or ``key=value``
 fields of :class:`SetRule` separated by ``;``.
 """
@@ -34,6 +38,7 @@ import numpy as np
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.cli.options import GENERATION_SAMPLING
 from llama_index_pearl.evaluation.benchmark import (
     BenchQuery,
     calibration_error,
@@ -41,11 +46,12 @@ from llama_index_pearl.evaluation.benchmark import (
     evaluate_sets,
     load_benchmark,
 )
+from llama_index_pearl.generation import HeuristicQueryGenerator
 from llama_index_pearl.retrieval.answer.evidence import FEATURES, Confidence, content_words
 from llama_index_pearl.retrieval.answer.table_sets import SetRule, SetTier, set_first
 from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.store.embedding import normalise
-from llama_index_pearl.text.models import embed_queries
+from llama_index_pearl.text.models import embed_queries, openai_compatible_llm
 
 MODES = ("db", "pool")
 KS = (1, 2, 5)
@@ -234,7 +240,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help="db (each question within its db), pool, or both")
     parser.add_argument("--learn", action="store_true", help="fit the confidence on the benches (per database)")
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument(
+        "--llm-base",
+        help="an OpenAI-compatible server whose LLM writes each table's glossary (the heuristic writes the questions)",
+    )
+    parser.add_argument("--cache-dir", help="the generation cache the glossaries are read from and written to")
     args = parser.parse_args(argv)
+    build = _glossary_build(args.llm_base, args.cache_dir)
     rules = {text: parse_rule(text) for text in args.rules.split(",")}
     modes = args.modes.split(",")
     out: dict[str, Any] = {"rules": {}, "learn": None}
@@ -242,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for bench_dir in args.benches:
         started = time.perf_counter()
         bench = load_benchmark(bench_dir)
-        index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
+        index = PearlTableIndex.from_tables(bench.tables, **build)
         for mode in modes:
             rows = question_rows(index, bench.queries, mode == "db")
             if mode == "db":
@@ -260,6 +272,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0
+
+
+def _glossary_build(llm_base: str | None, cache_dir: str | None) -> dict[str, Any]:
+    """``from_tables``'s arguments: the shipped defaults, or with an LLM writing the glossary only, one at a time."""
+    if llm_base is None:
+        return {"config": PearlConfig()}
+    llm = openai_compatible_llm(llm_base, "local", 120.0, **GENERATION_SAMPLING)  # as pearl eval's: one cache
+    config = PearlConfig(concurrency=1, cache_dir=cache_dir)
+    return {"config": config, "llm": llm, "generator": HeuristicQueryGenerator()}
 
 
 def _line(bench: str, mode: str, rule: str, metrics: dict) -> str:
