@@ -16,8 +16,8 @@ step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
     python benchmarks/table_sets.py ../shared/bench/tpch --rules "default,needed=0.6;maybe=0.1" --json OUT
 
 ``--llm-base URL --cache-dir CACHE`` builds each folder with an LLM writing every table's glossary (the heuristic
-still writes the questions), as ``pearl eval --llm-base URL --no-llm-questions --cache-dir CACHE`` does: one cache,
-so the glossaries ``pearl eval`` wrote are read back and nothing is sent for them.
+still writes the questions), as ``pearl eval --llm-base URL --glossary --no-llm-questions --cache-dir CACHE``
+does: one cache, so the glossaries ``pearl eval`` wrote are read back and nothing is sent for them.
 
 A rule is ``none`` (the pooled ranking, no set), ``default`` (:class:`SetRule`'s defaults), or ``key=value``
 fields of :class:`SetRule` separated by ``;``.
@@ -279,7 +279,7 @@ def _glossary_build(llm_base: str | None, cache_dir: str | None) -> dict[str, An
     if llm_base is None:
         return {"config": PearlConfig()}
     llm = openai_compatible_llm(llm_base, "local", 120.0, **GENERATION_SAMPLING)  # as pearl eval's: one cache
-    config = PearlConfig(concurrency=1, cache_dir=cache_dir)
+    config = PearlConfig(concurrency=1, cache_dir=cache_dir, glossary=True)
     return {"config": config, "llm": llm, "generator": HeuristicQueryGenerator()}
 
 

@@ -108,7 +108,8 @@ class PearlConfig:
             the heuristic does not cache).
         glossary: With an LLM (``llm=``, or an ``LLMQueryGenerator``), it writes each table's and column's business
             words once at build time (:mod:`~llama_index_pearl.generation.glossary`), cached like the questions;
-            they fill the descriptions the tables lack. Without an LLM nothing changes.
+            they fill the descriptions the tables lack. Off by default: it lifts business-word questions and costs
+            a statistics database's (benchmarks/README.md, "An LLM's glossary at build time").
         single_hop_questions: Questions per single-hop table (default: the
             generator's ``questions_per_table``: 5 for an LLM, 2 for the heuristic).
         single_hop: Add per-table questions for tables in no selected path
@@ -209,10 +210,10 @@ class PearlConfig:
         update=True,
     )
     glossary: bool = option(
-        True,
+        False,
         "generation",
-        "with an LLM: a glossary of each table and column (the business words for them), cached, embedded with them",
-        off="no glossary: an LLM writes questions only",
+        "with an LLM: it first writes a glossary of each table and column (their business words), cached; "
+        "it fills the descriptions the tables lack",
     )
     single_hop_questions: int | None = option(
         None, "generation", "questions per single-hop table (default: 5 with an LLM, 2 heuristic)", min=1, max=100

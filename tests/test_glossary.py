@@ -77,8 +77,8 @@ def _margin(index: PearlTableIndex, question: str, table: str) -> float:
 def test_a_question_in_business_words_finds_the_table_its_glossary_names(minilm, tmp_path):
     options = {"embed_model": minilm, "generator": HeuristicQueryGenerator(), "cache_dir": tmp_path}
     with FakeOpenAIServer(default=_by_table) as server:
-        plain = PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), glossary=False, **options)
-        index = PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), **options)
+        plain = PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), **options)
+        index = PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), glossary=True, **options)
     assert "revenue" in index.tables["ledger_a"].description
     for question, table in [
         ("What was the turnover per month?", "ledger_a"),
@@ -89,7 +89,12 @@ def test_a_question_in_business_words_finds_the_table_its_glossary_names(minilm,
 
 
 def test_a_rebuild_reads_every_glossary_from_the_cache(hashing_embedding, tmp_path):
-    options = {"embed_model": hashing_embedding, "generator": HeuristicQueryGenerator(), "cache_dir": tmp_path}
+    options = {
+        "embed_model": hashing_embedding,
+        "generator": HeuristicQueryGenerator(),
+        "cache_dir": tmp_path,
+        "glossary": True,
+    }
     with FakeOpenAIServer(default=_by_table) as server:
         PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), **options)
         first = server.request_count
@@ -107,13 +112,15 @@ def _glossary_only(server: FakeOpenAIServer, embed_model, cache_dir, **overrides
         llm=_llm(server),
         generator=HeuristicQueryGenerator(),
         cache_dir=cache_dir,
-        **overrides,
+        **{"glossary": True, **overrides},
     )
 
 
-def test_without_the_glossary_option_no_table_is_sent(hashing_embedding, tmp_path):
+def test_by_default_no_table_is_sent_for_a_glossary(hashing_embedding, tmp_path):
     with FakeOpenAIServer(default=_by_table) as server:
-        index = _glossary_only(server, hashing_embedding, tmp_path, glossary=False)
+        index = PearlTableIndex.from_tables(
+            _ledgers(), embed_model=hashing_embedding, llm=_llm(server), generator=HeuristicQueryGenerator()
+        )
         assert server.request_count == 0
     assert index.tables["ledger_a"].description is None and not index.report.glossary
 
@@ -134,7 +141,12 @@ def test_glossary_and_question_answers_share_one_cache_file(tmp_path):
 
 
 def test_the_cost_estimate_counts_the_glossary_tables_without_calling_the_llm(hashing_embedding, tmp_path):
-    options = {"embed_model": hashing_embedding, "generator": HeuristicQueryGenerator(), "cache_dir": tmp_path}
+    options = {
+        "embed_model": hashing_embedding,
+        "generator": HeuristicQueryGenerator(),
+        "cache_dir": tmp_path,
+        "glossary": True,
+    }
     with FakeOpenAIServer(default=_by_table) as server:
         before = PearlTableIndex.estimate_cost(_ledgers(), llm=_llm(server), **options)
         assert server.request_count == 0
@@ -157,7 +169,7 @@ def test_an_inserted_table_gets_its_glossary_from_the_index_llm(given, hashing_e
         if given == "generator":  # the LLM only as the question generator's
             llm = {"generator": LLMQueryGenerator(_llm(server), backoff=0)}
         index = PearlTableIndex.from_tables(
-            {"ledger_b": tables["ledger_b"]}, embed_model=hashing_embedding, cache_dir=tmp_path, **llm
+            {"ledger_b": tables["ledger_b"]}, embed_model=hashing_embedding, cache_dir=tmp_path, glossary=True, **llm
         )
         report = index.insert_tables({"ledger_a": tables["ledger_a"]})
     assert report.glossary_written == 1 and "revenue" in index.tables["ledger_a"].description

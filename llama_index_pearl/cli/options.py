@@ -167,8 +167,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         "--no-llm-questions",
         dest="llm_questions",
         action="store_false",
-        help="with --llm-base: the LLM writes the glossary only (see --no-glossary); the free heuristic writes the "
-        "questions",
+        help="with --llm-base: the free heuristic writes the questions, and the LLM nothing but the glossary "
+        "(--glossary)",
     )
     parser.add_argument(
         "--embed-model", help="sentence-transformers model name or local folder (default: bundled all-MiniLM-L6-v2)"
