@@ -88,13 +88,18 @@ def test_a_question_in_business_words_finds_the_table_its_glossary_names(minilm,
         assert _margin(index, question, table) > max(0.0, _margin(plain, question, table))
 
 
-def test_a_rebuild_reads_every_glossary_from_the_cache(hashing_embedding, tmp_path):
-    options = {
-        "embed_model": hashing_embedding,
+def _glossary_options(embed_model, cache_dir) -> dict:
+    """``from_tables``'s options for the LLM to write the glossary only, into ``cache_dir``."""
+    return {
+        "embed_model": embed_model,
         "generator": HeuristicQueryGenerator(),
-        "cache_dir": tmp_path,
+        "cache_dir": cache_dir,
         "glossary": True,
     }
+
+
+def test_a_rebuild_reads_every_glossary_from_the_cache(hashing_embedding, tmp_path):
+    options = _glossary_options(hashing_embedding, tmp_path)
     with FakeOpenAIServer(default=_by_table) as server:
         PearlTableIndex.from_tables(_ledgers(), llm=_llm(server), **options)
         first = server.request_count
@@ -107,12 +112,7 @@ def test_a_rebuild_reads_every_glossary_from_the_cache(hashing_embedding, tmp_pa
 def _glossary_only(server: FakeOpenAIServer, embed_model, cache_dir, **overrides) -> PearlTableIndex:
     """The ledgers indexed with the server's LLM writing the glossary and the heuristic the questions."""
     return PearlTableIndex.from_tables(
-        _ledgers(),
-        embed_model=embed_model,
-        llm=_llm(server),
-        generator=HeuristicQueryGenerator(),
-        cache_dir=cache_dir,
-        **{"glossary": True, **overrides},
+        _ledgers(), llm=_llm(server), **{**_glossary_options(embed_model, cache_dir), **overrides}
     )
 
 
@@ -141,12 +141,7 @@ def test_glossary_and_question_answers_share_one_cache_file(tmp_path):
 
 
 def test_the_cost_estimate_counts_the_glossary_tables_without_calling_the_llm(hashing_embedding, tmp_path):
-    options = {
-        "embed_model": hashing_embedding,
-        "generator": HeuristicQueryGenerator(),
-        "cache_dir": tmp_path,
-        "glossary": True,
-    }
+    options = _glossary_options(hashing_embedding, tmp_path)
     with FakeOpenAIServer(default=_by_table) as server:
         before = PearlTableIndex.estimate_cost(_ledgers(), llm=_llm(server), **options)
         assert server.request_count == 0
