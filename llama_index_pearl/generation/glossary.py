@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from llama_index.core.llms import LLM
 from llama_index_pearl.config import PearlConfig
 from llama_index_pearl.generation.base import QueryGenerator, run_sync
 from llama_index_pearl.generation.cache import GenerationCache, paid_work_cache
-from llama_index_pearl.generation.llm import LLMQueryGenerator, call_llm, supports_json_mode
+from llama_index_pearl.generation.llm import LLMQueryGenerator, ask_until_read, supports_json_mode
 from llama_index_pearl.generation.parsing import ParseRejection, extract_json
 from llama_index_pearl.tables.table import Table
 
@@ -133,9 +133,14 @@ def glossary_messages(table: Table) -> tuple[str, str]:
     return _SYSTEM, "\n".join(lines)
 
 
-def prompt_tokens(tables: Sequence[Table]) -> int:
-    """About how many prompt tokens the glossary of ``tables`` sends: four characters a token, as prose."""
-    return sum((len(system) + len(user) + 3) // 4 for system, user in map(glossary_messages, tables))
+def _prompt_tokens(prompts: Iterable[tuple[str, str]]) -> int:
+    """About how many tokens ``prompts`` (:func:`glossary_messages`) send: four characters a token, as prose."""
+    return sum((len(system) + len(user) + 3) // 4 for system, user in prompts)
+
+
+def _corrective(reason: str) -> str:
+    """The follow-up sent after an answer that cannot be read."""
+    return f"{reason}. Reply with the JSON object only."
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -237,6 +242,7 @@ class GlossaryWriter:
     """
 
     prompt_version = GLOSSARY_PROMPT_VERSION
+    backoff = 0.0  # a failed table is asked again at once: a build waits on every table
 
     def __init__(
         self,
@@ -258,42 +264,35 @@ class GlossaryWriter:
 
     def cache_key(self, table: Table) -> str:
         """What the answer depends on: the prompt shown, its version and the model."""
-        _, user = glossary_messages(table)
+        return self._key(glossary_messages(table)[1])
+
+    def _key(self, user: str) -> str:
         payload = json.dumps([self.prompt_version, self.model_name, user], ensure_ascii=False)
         return "glossary:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
-    async def awrite(self, table: Table, report: GlossaryReport) -> Glossary | None:
-        """One table's glossary from the LLM (``None`` when every attempt failed; never raises)."""
-        system, user = glossary_messages(table)
+    async def awrite(
+        self, table: Table, report: GlossaryReport, prompt: tuple[str, str] | None = None
+    ) -> Glossary | None:
+        """One table's glossary from the LLM (``None`` when every attempt failed; never raises).
+
+        Args:
+            table: The table.
+            report: Where the tokens spent and a skip are counted.
+            prompt: Its :func:`glossary_messages`, when already built.
+        """
+        system, user = prompt or glossary_messages(table)
         messages = [
             ChatMessage(role=MessageRole.SYSTEM, content=system),
             ChatMessage(role=MessageRole.USER, content=user),
         ]
-        reason = "no attempt made"
-        for _ in range(self.max_attempts):
-            try:
-                text, prompt, completion, _ = await asyncio.wait_for(
-                    call_llm(self.llm, messages, self.json_mode), self.timeout
-                )
-            except asyncio.TimeoutError:
-                reason = f"LLM call timed out after {self.timeout:g}s"
-                continue
-            except Exception as exc:  # a transport error is one failed attempt, not a failed build
-                reason = f"LLM call failed: {type(exc).__name__}: {str(exc)[:200]}"
-                continue
-            report.prompt_tokens += prompt
-            report.completion_tokens += completion
-            try:
-                return parse_glossary(text, list(table.df.columns))
-            except ParseRejection as rejection:
-                reason = f"rejected answer: {rejection.reason}"
-                messages = [
-                    *messages[:2],
-                    ChatMessage(role=MessageRole.ASSISTANT, content=text[:2000]),
-                    ChatMessage(role=MessageRole.USER, content=f"{rejection.reason}. Reply with the JSON object only."),
-                ]
-        report.skipped.append((table.id, reason))
-        logger.warning("No glossary for table %r: %s", table.id, reason)
+        columns = list(table.df.columns)
+        asked = await ask_until_read(self, messages, lambda text, _: parse_glossary(text, columns), _corrective)
+        report.prompt_tokens += asked.prompt_tokens
+        report.completion_tokens += asked.completion_tokens
+        if asked.value is not None:
+            return asked.value
+        report.skipped.append((table.id, asked.reason))
+        logger.warning("No glossary for table %r: %s", table.id, asked.reason)
         return None
 
     async def awrite_all(
@@ -307,43 +306,41 @@ class GlossaryWriter:
             progress: Called with 1 as each table is done (a stage's bar).
         """
         started = time.perf_counter()
-        report = GlossaryReport(tables=len(tables))
-        to_send = [t for t in tables if cache is None or cache.get_glossary(self.cache_key(t)) is None]
+        prompts = [glossary_messages(t) for t in tables]
+        keys = [self._key(user) for _, user in prompts]
+        hits = [cache.get_glossary(key) if cache is not None else None for key in keys]
+        to_send = [i for i, hit in enumerate(hits) if hit is None]
+        report = GlossaryReport(tables=len(tables), cached=len(tables) - len(to_send))
         if to_send:  # a paid run says what it will send before it sends anything
             logger.info(
                 "Glossary with %r: %d table(s) to send (%d of %d cached), about %d prompt tokens",
                 self.model_name,
                 len(to_send),
-                len(tables) - len(to_send),
+                report.cached,
                 len(tables),
-                prompt_tokens(to_send),
+                _prompt_tokens(prompts[i] for i in to_send),
             )
         semaphore = asyncio.Semaphore(self.concurrency)
 
-        async def one(table: Table) -> Table:
-            written = await _one(table)
+        async def one(i: int) -> Table:
+            hit = hits[i]
+            glossary = Glossary.from_dict(hit) if hit is not None else await written_anew(i)
             if progress is not None:
                 progress(1)
-            return written
+            return tables[i] if glossary is None else with_glossary(tables[i], glossary)
 
-        async def _one(table: Table) -> Table:
-            key = self.cache_key(table)
-            hit = cache.get_glossary(key) if cache is not None else None
-            if hit is not None:
-                report.cached += 1
-                return with_glossary(table, Glossary.from_dict(hit))
+        async def written_anew(i: int) -> Glossary | None:
             async with semaphore:
-                glossary = await self.awrite(table, report)
-            if glossary is None:
-                return table
-            report.written += 1
-            if cache is not None:
-                cache.put_glossary(
-                    key, glossary.to_dict(), model_name=self.model_name, prompt_version=self.prompt_version
-                )
-            return with_glossary(table, glossary)
+                glossary = await self.awrite(tables[i], report, prompts[i])
+            if glossary is not None:
+                report.written += 1
+                if cache is not None:
+                    cache.put_glossary(
+                        keys[i], glossary.to_dict(), model_name=self.model_name, prompt_version=self.prompt_version
+                    )
+            return glossary
 
-        written = list(await asyncio.gather(*(one(t) for t in tables)))
+        written = list(await asyncio.gather(*(one(i) for i in range(len(tables)))))
         report.seconds = time.perf_counter() - started
         logger.info(
             "Glossary: %d tables, %d written, %d cached, %d skipped, %d prompt + %d completion tokens, %.1fs",
@@ -367,12 +364,12 @@ class GlossaryWriter:
 def glossary_writer(llm: LLM | None, generator: QueryGenerator | None, config: PearlConfig) -> GlossaryWriter | None:
     """Who writes a build's glossary: ``llm``, else an :class:`LLMQueryGenerator`'s LLM (with its time limit);
     ``None`` without an LLM or with ``config.glossary`` off."""
-    timeout = 120.0
+    options: dict[str, Any] = {"concurrency": config.concurrency}
     if isinstance(generator, LLMQueryGenerator):
-        llm, timeout = llm or generator.llm, generator.timeout
+        llm, options["timeout"] = llm or generator.llm, generator.timeout
     if llm is None or not config.glossary:
         return None
-    return GlossaryWriter(llm, timeout=timeout, concurrency=config.concurrency)
+    return GlossaryWriter(llm, **options)
 
 
 def estimate_glossary(
@@ -387,5 +384,5 @@ def estimate_glossary(
     return {
         "glossary_tables": len(to_send),
         "glossary_cached": len(tables) - len(to_send),
-        "glossary_prompt_tokens": prompt_tokens(to_send),
+        "glossary_prompt_tokens": _prompt_tokens(map(glossary_messages, to_send)),
     }

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
@@ -40,7 +41,7 @@ from llama_index_pearl.generation.prompts import (
 from llama_index_pearl.generation.requests import GenerationRequest, GenerationResult
 from llama_index_pearl.text.serialization import DEFAULT_MAX_ROWS
 
-__all__ = ["LLMQueryGenerator", "call_llm", "supports_json_mode"]
+__all__ = ["Asked", "Asker", "LLMQueryGenerator", "ask_until_read", "call_llm", "supports_json_mode"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +102,75 @@ async def call_llm(llm: LLM, messages: list[ChatMessage], json_mode: bool) -> tu
     if usage is None:
         return text, _estimate(prompt_text), _estimate(text), True
     return text, usage[0], usage[1], False
+
+
+class Asker(Protocol):
+    """Who asks an LLM until its answer reads: the question generator and the glossary writer."""
+
+    llm: LLM
+    json_mode: bool
+    timeout: float
+    max_attempts: int
+    backoff: float
+    model_name: str
+
+
+@dataclass
+class Asked:
+    """What :func:`ask_until_read` got (``value``, ``None`` when no answer read) and what it cost."""
+
+    value: Any = None
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+    reason: str = "no attempt made"
+
+
+async def ask_until_read(
+    asker: Asker,
+    messages: list[ChatMessage],
+    read: Callable[[str, bool], Any],
+    corrective: Callable[[str], str],
+) -> Asked:
+    """Ask ``asker.llm`` at most ``asker.max_attempts`` times until ``read(text, last_attempt)`` accepts an answer.
+
+    Never raises for a failing LLM or a bad answer. A timeout or a transport error is one failed attempt, followed
+    by a backoff wait (``asker.backoff`` doubling); a server that rejects ``response_format`` turns the asker's JSON
+    mode off; an answer ``read`` rejects (:class:`ParseRejection`) is sent back with ``corrective(reason)``.
+    """
+    asked = Asked()
+    for attempt in range(1, asker.max_attempts + 1):
+        asked.attempts = attempt
+        try:
+            text, p_tokens, c_tokens, estimated = await asyncio.wait_for(
+                call_llm(asker.llm, messages, asker.json_mode), asker.timeout
+            )
+        except asyncio.TimeoutError:
+            asked.reason = f"LLM call timed out after {asker.timeout:g}s"
+        except Exception as exc:  # any transport/server error is one failed attempt, not a crash
+            asked.reason = f"LLM call failed: {type(exc).__name__}: {str(exc)[:200]}"
+            if asker.json_mode and "response_format" in str(exc):
+                logger.info("%s rejected response_format; continuing without JSON mode", asker.model_name)
+                asker.json_mode = False
+        else:
+            asked.prompt_tokens += p_tokens
+            asked.completion_tokens += c_tokens
+            asked.estimated |= estimated
+            try:
+                asked.value = read(text, attempt == asker.max_attempts)
+                return asked
+            except ParseRejection as rejection:
+                asked.reason = f"rejected answer: {rejection.reason}"
+                messages = [
+                    *messages[:2],
+                    ChatMessage(role=MessageRole.ASSISTANT, content=text[:2000]),
+                    ChatMessage(role=MessageRole.USER, content=corrective(rejection.reason)),
+                ]
+                continue
+        if attempt < asker.max_attempts and asker.backoff > 0:
+            await asyncio.sleep(asker.backoff * 2 ** (attempt - 1))
+    return asked
 
 
 # The join path kinds an LLM writes questions for by default; the heuristic writes the rest for free. An implicit unit
@@ -234,45 +304,25 @@ class LLMQueryGenerator(QueryGenerator):
             ChatMessage(role=MessageRole.USER, content=prompt.user),
         ]
         result = GenerationResult(request_id=request.request_id)
-        reason = "no attempt made"
-        for attempt in range(1, self.max_attempts + 1):
-            result.attempts = attempt
-            try:
-                text, p_tokens, c_tokens, estimated = await asyncio.wait_for(
-                    call_llm(self.llm, messages, self.json_mode), self.timeout
-                )
-            except asyncio.TimeoutError:
-                reason = f"LLM call timed out after {self.timeout:g}s"
-            except Exception as exc:  # any transport/server error is one failed attempt, not a crash
-                reason = f"LLM call failed: {type(exc).__name__}: {str(exc)[:200]}"
-                if self.json_mode and "response_format" in str(exc):
-                    logger.info("%s rejected response_format; continuing without JSON mode", self.model_name)
-                    self.json_mode = False
-            else:
-                result.prompt_tokens += p_tokens
-                result.completion_tokens += c_tokens
-                result.tokens_estimated |= estimated
-                # A good question whose answer leaves a table without columns is retried once;
-                # the last attempt keeps it with that table's join columns rather than losing the path.
-                last = attempt == self.max_attempts
-                try:
-                    result.queries = parse_answer(
-                        text,
-                        request.table_list,
-                        expected=request.expected_questions,
-                        fallback_columns=request.fallback_columns if last else None,
-                    )
-                    return result
-                except ParseRejection as rejection:
-                    reason = f"rejected answer: {rejection.reason}"
-                    messages = [
-                        *messages[:2],
-                        ChatMessage(role=MessageRole.ASSISTANT, content=text[:2000]),
-                        ChatMessage(role=MessageRole.USER, content=corrective_message(rejection.reason)),
-                    ]
-                    continue
-            if attempt < self.max_attempts and self.backoff > 0:
-                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
-        result.skipped_reason = reason
-        logger.warning("Skipping %s after %d attempt(s): %s", request.describe(), result.attempts, reason)
+
+        # A good question whose answer leaves a table without columns is retried once;
+        # the last attempt keeps it with that table's join columns rather than losing the path.
+        def read(text: str, last: bool) -> Any:
+            return parse_answer(
+                text,
+                request.table_list,
+                expected=request.expected_questions,
+                fallback_columns=request.fallback_columns if last else None,
+            )
+
+        asked = await ask_until_read(self, messages, read, corrective_message)
+        result.attempts = asked.attempts
+        result.prompt_tokens += asked.prompt_tokens
+        result.completion_tokens += asked.completion_tokens
+        result.tokens_estimated |= asked.estimated
+        if asked.value is not None:
+            result.queries = asked.value
+            return result
+        result.skipped_reason = asked.reason
+        logger.warning("Skipping %s after %d attempt(s): %s", request.describe(), result.attempts, asked.reason)
         return result
