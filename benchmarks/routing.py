@@ -43,21 +43,23 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
-    asked = _word_vectors(index, state, questions)
+    texts = [state.lexical_text(q) for q in questions]  # what BM25 and the words read, as the retriever's
+    asked = dict(zip(questions, (_word_vectors(index, state, texts)[t] for t in texts)))
     sizes = Counter(state.sources.values())  # each source's tables, as the answer step counts them
     rows = []
     for query, vector in zip(bench.queries, vectors):
-        boost = state.space.boost(query.question, retriever.lexical_weight)
+        text = state.lexical_text(query.question)
+        boost = state.space.boost(text, retriever.lexical_weight)
         pooled = state.search.search_many(vector.reshape(1, -1), ROUTE_DEPTH, len(state.unit_ids), [boost])[0]
         ids = [t.table_id for t in pooled]
-        words, weights = state.words.of(query.question, None)
+        words, weights = state.words.of(text, None)
         per_word = {}
         if len(asked[query.question]) and len(state.columns.vectors):
             matrix = state.columns.best_columns(ids, asked[query.question])
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
         pairs = [(t.table_id, t.score) for t in pooled]
         evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
-        question = Question(query.question, vector.tolist(), asked[query.question])
+        question = Question(text, vector.tolist(), asked[query.question])
         rows.append(
             {
                 "db": query.db,

@@ -15,6 +15,8 @@ step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
     python benchmarks/table_sets.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
     python benchmarks/table_sets.py ../shared/bench/tpch --rules "default,needed=0.6;maybe=0.1" --json OUT
 
+``--no-thesaurus`` reads each question in its own words only (``PearlConfig.thesaurus``).
+
 ``--llm-base URL --cache-dir CACHE`` builds each folder with an LLM writing every table's glossary (the heuristic
 still writes the questions), as ``pearl eval --llm-base URL --glossary --no-llm-questions --cache-dir CACHE``
 does: one cache, so the glossaries ``pearl eval`` wrote are read back and nothing is sent for them.
@@ -77,18 +79,19 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
     search, rule = state.search, SetRule()
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
-    words = _word_vectors(index, state, [q.question for q in queries])
+    texts = [state.lexical_text(q.question) for q in queries]  # what BM25 and the words read, as the retriever's
+    words = _word_vectors(index, state, texts)
     rows = []
-    for query, vector in zip(queries, vectors):
+    for query, vector, text in zip(queries, vectors, texts):
         scope = None
         if per_database and query.db:
             scope = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value=query.db)]))
-        boost = state.space.boost(query.question, retriever.lexical_weight, scope)
+        boost = state.space.boost(text, retriever.lexical_weight, scope)
         if scope is None:
             pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         else:
             pooled = search.search_scoped(vector, len(scope.tables), boost, scope)
-        question = Question(query.question, vector.tolist(), words[query.question])
+        question = Question(text, vector.tolist(), words[text])
         ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
         choose = _chooser(state, ranked, scope)
@@ -245,8 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="an OpenAI-compatible server whose LLM writes each table's glossary (the heuristic writes the questions)",
     )
     parser.add_argument("--cache-dir", help="the generation cache the glossaries are read from and written to")
+    parser.add_argument("--no-thesaurus", action="store_true", help="questions read in their own words only")
     args = parser.parse_args(argv)
     build = _glossary_build(args.llm_base, args.cache_dir)
+    if args.no_thesaurus:
+        build["config"] = dataclasses.replace(build["config"], thesaurus=False)
     rules = {text: parse_rule(text) for text in args.rules.split(",")}
     modes = args.modes.split(",")
     out: dict[str, Any] = {"rules": {}, "learn": None}

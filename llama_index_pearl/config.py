@@ -142,6 +142,10 @@ class PearlConfig:
             it (``insert_tables(..., needed_confidence=0.6)``) changes the index's bar from then on, persisted.
         maybe_confidence: The set's *may be needed* tier: tables from this confidence up to ``needed_confidence``
             (an insert may change it as it changes ``needed_confidence``).
+        thesaurus: A question's lexical text (what BM25, the words each table holds and the word evidence read)
+            adds the schema words of its business words: "revenue" reads ``price``, ``quantity`` and ``amount``
+            too, "clients" ``customer`` (:mod:`~llama_index_pearl.text.thesaurus`); its embedding reads its own
+            words. ``False``: the question's own words only. An insert may change it, as it changes the bars.
         preferred_sources: Sources, comma-separated, that a question routed to one of their copies (a *twin*:
             :func:`~llama_index_pearl.retrieval.answer.routing.twin_sources`) is answered within instead, the
             copy named: the production database before its export, the warehouse before its staging copy.
@@ -300,6 +304,14 @@ class PearlConfig:
         f"confidence from which a table may be needed (default {DEFAULT_MAYBE_CONFIDENCE}; at most needed)",
         min=0.01,
         max=0.99,
+        update=True,
+        kept=True,
+    )
+    thesaurus: bool = option(
+        True,
+        "answer",
+        "read a question's business words (revenue, clients, staff) as the words schemas spell them with too",
+        off="no thesaurus: BM25 and the word evidence read the question's own words only",
         update=True,
         kept=True,
     )

@@ -184,7 +184,7 @@ class PearlRetriever(BaseRetriever):
                 if embedding is None:
                     embedding = yield _Embed(strings)
                     state.query_cache.put(strings, embedding)
-            questions.append(Question(bundle.query_str, embedding))
+            questions.append(Question(state.lexical_text(bundle.query_str), embedding))
         if self._set_rule is not None and len(state.columns.vectors):
             questions = yield from self._with_words(state, questions)
         asked, request = yield Work(lambda: self._requests(state))

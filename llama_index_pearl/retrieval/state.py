@@ -42,6 +42,7 @@ from llama_index_pearl.retrieval.search.lexical import LexicalScorer
 from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search.search import ScopedScoring, SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.search.store_search import StoreSearch
+from llama_index_pearl.text.thesaurus import with_schema_words
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 
@@ -115,6 +116,7 @@ class RetrievalState:
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(revision.config)
+        self.lexical_text = with_schema_words if revision.config.thesaurus else str
         scoring = self.search if isinstance(self.search, ScopedScoring) else None
         preferred = source_names(revision.config.preferred_sources)
         self.router = Router(

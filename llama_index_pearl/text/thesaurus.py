@@ -1,0 +1,137 @@
+"""Business words and the words schemas spell them with: what an analyst's word refers to in a database.
+
+Analysts ask for "revenue", "clients", "staff" and "vendors"; schemas store an order line's ``unit_price`` and
+``quantity``, a ``customer`` table, an ``employee`` table and a ``supplier`` table. No word of the question names
+them, and a small encoder places "revenue" far from "quantity". :data:`BUSINESS_WORDS` is a thesaurus of the
+words of business questions (sales, money, people, goods, places, time, reasons; a hospital's and a school's
+staples) mapped to the words schemas use for the same thing: a measure to the columns it is computed from, a role
+to the table of the people who play it, a synonym to the usual table name. It was written from what those words
+mean in a business, not from any database's names: no entry names a table or column of a benchmark.
+
+What it changes is the question's **lexical text** (:func:`with_schema_words`): the question followed by the schema
+words of its business words. BM25, the words each table holds and the content words matched against column
+vectors read that text; the question's embedding does not (the encoder reads the analyst's own words, and adding
+schema words to it moved single-table questions to the wrong table: ``benchmarks/README.md``, "Business words").
+
+Pipeline step: text (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+import simplemma
+
+from llama_index_pearl.text.words import singular
+
+__all__ = ["BUSINESS_WORDS", "schema_words", "with_schema_words"]
+
+
+def _entries(rows: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """``{"business words": "schema words"}`` rows as one entry per business word."""
+    return {word: tuple(spelled.split()) for words, spelled in rows.items() for word in words.split()}
+
+
+#: A business word (its dictionary form) -> the words schemas spell it with. No word is among its own schema words:
+#: a word schemas use ("sales", "film") names what it means already.
+BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
+    {
+        # what a business takes in: an order or invoice line's price and quantity, a sale's amount
+        "revenue turnover takings earn generate bring sell": "sales amount price quantity total line",
+        "spend spender spending": "amount total price payment",
+        "margin profitable profitability": "profit cost price",
+        "wage payroll": "salary pay",
+        "pay": "salary",
+        "buy": "purchase order",
+        "deal offer": "discount promotion",
+        "refund": "return",
+        "bill": "invoice",
+        # people and their roles
+        "staff workforce headcount worker personnel rep salesperson salespeople employ hire": "employee",
+        "team division": "department",
+        "client buyer shopper purchaser patron": "customer",
+        "vendor": "supplier",
+        "supplier": "vendor",
+        # goods, where they are and how they travel
+        "goods merchandise article sku": "product item",
+        "item": "product",
+        "range segment kind": "group category type",
+        "shop outlet branch": "store",
+        "parcel": "shipment",
+        "ship shipping deliver": "delivery shipment",
+        "shelf shelve warehouse": "stock inventory quantity",
+        # places, time, judgements and reasons
+        "territory": "region",
+        "area": "territory region",
+        "calendar month monthly yearly quarter quarterly": "date",
+        "star score": "rating review",
+        "motivation motivate why": "reason",
+        "waste": "scrap",
+        "night": "shift",
+        "job role position": "title",
+        "card": "credit",
+        # a hospital's and a school's staples
+        "die deceased mortality": "death",
+        "medication medicine prescribe": "drug prescription",
+        "diagnose illness disease": "diagnosis condition",
+        "hospitalisation hospitalization admit": "admission stay",
+        "doctor clinician": "provider physician",
+        "insurer coverage": "insurance payer",
+        "pupil": "student",
+        "lecturer professor teacher": "instructor",
+        # media
+        "movie": "film",
+        "tune song": "track",
+        "singer musician": "artist",
+    }
+)
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+
+
+def schema_words(question: str) -> list[str]:
+    """The schema words of the question's business words, once each, none the question already holds.
+
+    A word is looked up as written, in its dictionary form (simplemma: "brought" -> "bring", "clients" ->
+    "client") and singular; a schema word the question holds in any of these forms ("films") is not added.
+
+    >>> schema_words("Which clients spent the most?")
+    ['customer', 'amount', 'total', 'price', 'payment']
+
+    Args:
+        question: The question.
+    """
+    words = [w.lower() for w in _WORD.findall(question)]
+    held = {form for word in words for form in _forms(word)}
+    found: dict[str, None] = {}
+    for word in words:
+        for spelled in _schema_words_of(word):
+            if spelled not in held:
+                found[spelled] = None
+    return list(found)
+
+
+def with_schema_words(question: str) -> str:
+    """The question's lexical text: the question, then its :func:`schema_words` (the question itself when none).
+
+    >>> with_schema_words("What is revenue per shop?")
+    'What is revenue per shop? sales amount price quantity total line store'
+
+    Args:
+        question: The question.
+    """
+    added = schema_words(question)
+    return f"{question} {' '.join(added)}" if added else question
+
+
+def _schema_words_of(word: str) -> tuple[str, ...]:
+    """One word's schema words: its own entry, else its dictionary form's."""
+    return next((BUSINESS_WORDS[form] for form in _forms(word) if form in BUSINESS_WORDS), ())
+
+
+@lru_cache(maxsize=65536)  # questions repeat their words; the lemmatizer is a dictionary lookup and more
+def _forms(word: str) -> tuple[str, ...]:
+    """A lower-case word as written, in its dictionary form and singular ("films" is also "film")."""
+    return tuple(dict.fromkeys((word, simplemma.lemmatize(word, lang="en"), singular(word))))
