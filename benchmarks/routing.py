@@ -43,12 +43,12 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
-    texts = [state.lexical_text(q) for q in questions]  # what BM25 and the words read, as the retriever's
+    texts = [state.lexical_text(q, None) for q in questions]  # what BM25 and the words read, as the retriever's
     asked = dict(zip(questions, (_word_vectors(index, state, texts)[t] for t in texts)))
     sizes = Counter(state.sources.values())  # each source's tables, as the answer step counts them
     rows = []
     for query, vector in zip(bench.queries, vectors):
-        text = state.lexical_text(query.question)
+        text = state.lexical_text(query.question, None)
         boost = state.space.boost(text, retriever.lexical_weight)
         pooled = state.search.search_many(vector.reshape(1, -1), ROUTE_DEPTH, len(state.unit_ids), [boost])[0]
         ids = [t.table_id for t in pooled]

@@ -79,13 +79,16 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
     search, rule = state.search, SetRule()
     retriever = index.as_retriever()
     vectors = embed_queries(index.embed_model, [q.question for q in queries])
-    texts = [state.lexical_text(q.question) for q in queries]  # what BM25 and the words read, as the retriever's
+    scopes = [
+        state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value=q.db)]))
+        if per_database and q.db
+        else None
+        for q in queries
+    ]
+    texts = [state.lexical_text(q.question, s) for q, s in zip(queries, scopes)]  # what BM25 and the words read
     words = _word_vectors(index, state, texts)
     rows = []
-    for query, vector, text in zip(queries, vectors, texts):
-        scope = None
-        if per_database and query.db:
-            scope = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value=query.db)]))
+    for vector, text, scope in zip(vectors, texts, scopes):
         boost = state.space.boost(text, retriever.lexical_weight, scope)
         if scope is None:
             pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]

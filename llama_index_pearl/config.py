@@ -144,8 +144,9 @@ class PearlConfig:
             (an insert may change it as it changes ``needed_confidence``).
         thesaurus: A question's lexical text (what BM25, the words each table holds and the word evidence read)
             adds the schema words of its business words: "revenue" reads ``price``, ``quantity`` and ``amount``
-            too, "clients" ``customer`` (:mod:`~llama_index_pearl.text.thesaurus`); its embedding reads its own
-            words. ``False``: the question's own words only. An insert may change it, as it changes the bars.
+            too, "clients" ``customer`` (:mod:`~llama_index_pearl.text.thesaurus`), save the words that every
+            source in reach spells itself (a ``cards`` table: "cards" is read as it is); its embedding reads its
+            own words. ``False``: the question's own words only. An insert may change it, as it changes the bars.
         preferred_sources: Sources, comma-separated, that a question routed to one of their copies (a *twin*:
             :func:`~llama_index_pearl.retrieval.answer.routing.twin_sources`) is answered within instead, the
             copy named: the production database before its export, the warehouse before its staging copy.

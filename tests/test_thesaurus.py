@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
-from llama_index_pearl.text.thesaurus import BUSINESS_WORDS, schema_words, with_schema_words
+from llama_index_pearl.tables.table import Table
+from llama_index_pearl.text.thesaurus import BUSINESS_WORDS, name_forms, schema_words, with_schema_words
 
 
 def test_a_measure_word_reads_as_the_columns_it_is_computed_from():
@@ -111,3 +113,36 @@ def test_an_insert_may_turn_the_thesaurus_off(hashing_embedding):
     index = PearlTableIndex.from_tables({"customers": shop["customers"]}, embed_model=hashing_embedding)
     index.insert_tables({"orders": shop["orders"]}, thesaurus=False)
     assert index.config.thesaurus is False
+
+
+def test_a_business_word_the_schema_spells_itself_is_read_as_it_is():
+    assert schema_words("How many cards were sold?", spelled=name_forms(["cards", "card_id"])) == [
+        "sales",
+        "amount",
+        "price",
+        "quantity",
+        "total",
+        "line",
+    ]
+
+
+def test_the_schema_words_of_a_scope_are_those_of_its_tables_and_columns(hashing_embedding):
+    shop = _shop()
+    tables = [
+        Table("clients", shop["customers"], source="crm"),
+        Table("orders", shop["orders"], source="crm"),
+        Table("visits", shop["stores"], source="web"),
+    ]
+    index = PearlTableIndex.from_tables(tables, embed_model=hashing_embedding)
+    state = index.revisions.state()
+    crm = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value="crm")]))
+    web = state.scope(MetadataFilters(filters=[MetadataFilter(key="source", value="web")]))
+    assert state.lexical_text("Which clients came back?", crm) == "Which clients came back?"
+    assert state.lexical_text("Which clients came back?", web) == "Which clients came back? customer"
+
+
+def test_in_a_lake_a_word_is_read_as_it_is_only_where_every_database_spells_it(hashing_embedding):
+    shop = _shop()
+    tables = [Table("clients", shop["customers"], source="crm"), Table("visits", shop["stores"], source="web")]
+    state = PearlTableIndex.from_tables(tables, embed_model=hashing_embedding).revisions.state()
+    assert state.lexical_text("Which clients came back?", None) == "Which clients came back? customer"

@@ -175,8 +175,10 @@ class PearlRetriever(BaseRetriever):
         for bundle in bundles:
             check_question(bundle)
         state: RetrievalState = yield _Read()
+        asked, request = yield Work(lambda: self._requests(state))
+        texts = yield Work(lambda: [state.lexical_text(bundle.query_str, asked.scope) for bundle in bundles])
         questions = []
-        for bundle in bundles:
+        for bundle, text in zip(bundles, texts):
             embedding = _given_embedding(bundle)
             if embedding is None:
                 strings = tuple(bundle.embedding_strs)
@@ -184,10 +186,9 @@ class PearlRetriever(BaseRetriever):
                 if embedding is None:
                     embedding = yield _Embed(strings)
                     state.query_cache.put(strings, embedding)
-            questions.append(Question(state.lexical_text(bundle.query_str), embedding))
+            questions.append(Question(text, embedding))
         if self._set_rule is not None and len(state.columns.vectors):
             questions = yield from self._with_words(state, questions)
-        asked, request = yield Work(lambda: self._requests(state))
         rankings = yield from state.search.rank(questions, request)
         hints = self._include_join_hints_in_text
         answer = state.answer_in(asked.scope)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import networkx as nx
+import numpy as np
 from llama_index.core.vector_stores.types import BasePydanticVectorStore, MetadataFilters
 
 from llama_index_pearl.config import PearlConfig
@@ -42,7 +43,7 @@ from llama_index_pearl.retrieval.search.lexical import LexicalScorer
 from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search.search import ScopedScoring, SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.search.store_search import StoreSearch
-from llama_index_pearl.text.thesaurus import with_schema_words
+from llama_index_pearl.text.thesaurus import name_forms, with_schema_words
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 
@@ -116,7 +117,7 @@ class RetrievalState:
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(revision.config)
-        self.lexical_text = with_schema_words if revision.config.thesaurus else str
+        self.thesaurus = revision.config.thesaurus
         scoring = self.search if isinstance(self.search, ScopedScoring) else None
         preferred = source_names(revision.config.preferred_sources)
         self.router = Router(
@@ -124,6 +125,7 @@ class RetrievalState:
         )
         self.answer = self._answer(self.nodes)
         self._scoped_answers: dict[frozenset[str], SetAnswer] = {}
+        self._spelled: dict[frozenset[str] | None, frozenset[str]] = {}
         self._lock = threading.Lock()
         self.query_cache = previous.query_cache if previous is not None else QueryEmbeddingCache()
         self.word_cache = previous.word_cache if previous is not None else QueryEmbeddingCache(WORD_CACHE_SIZE)
@@ -161,6 +163,41 @@ class RetrievalState:
             else:
                 known[word] = cached
         return known, unknown
+
+    def lexical_text(self, question: str, scope: Scope | None) -> str:
+        """What BM25 and the word evidence read of a question: with the thesaurus, the question and the schema words
+        of its business words, save those that every source in reach spells itself
+        (:func:`~llama_index_pearl.text.thesaurus.with_schema_words`).
+
+        Args:
+            question: The question.
+            scope: The tables in reach (``None``: every table).
+        """
+        return with_schema_words(question, self._spelled_in(scope)) if self.thesaurus else question
+
+    def _spelled_in(self, scope: Scope | None) -> frozenset[str]:
+        """The words that every source in reach spells in the names of its tables or their columns (in a lake, a
+        word that one database spells may mean another's tables in the others), computed once per scope."""
+        key = scope.tables if scope is not None else None
+        with self._lock:
+            found = self._spelled.get(key)
+            if found is None:
+                if len(self._spelled) >= SCOPE_CACHE_SIZE:
+                    self._spelled.clear()
+                numbers = range(len(self.table_ids)) if scope is None else np.flatnonzero(scope.inside).tolist()
+                by_source: dict[str | None, list[int]] = {}
+                for number in numbers:
+                    by_source.setdefault(self.sources.get(self.table_ids[number]), []).append(number)
+                spelled = [self._spelled_by(tables) for tables in by_source.values()]
+                found = frozenset.intersection(*spelled) if spelled else frozenset()
+                self._spelled[key] = found
+            return found
+
+    def _spelled_by(self, numbers: Sequence[int]) -> frozenset[str]:
+        """The words of the names of some tables (by number) and of their columns, singular forms too."""
+        names, columns = self.words.table_name_words(), self.columns.columns
+        rows = (row for t in numbers for row in self.columns.rows_of(self.table_ids[t]))
+        return frozenset().union(*(names[t] for t in numbers), name_forms(columns[row] for row in rows))
 
     def scope(self, filters: MetadataFilters | None) -> Scope | None:
         """The tables, units and joins ``filters`` keep (``None``: every table); computed once per filters.

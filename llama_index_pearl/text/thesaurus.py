@@ -9,7 +9,8 @@ to the table of the people who play it, a synonym to the usual table name. It wa
 mean in a business, not from any database's names: no entry names a table or column of a benchmark.
 
 What it changes is the question's **lexical text** (:func:`with_schema_words`): the question followed by the schema
-words of its business words. BM25, the words each table holds and the content words matched against column
+words of its business words, save those the tables in reach spell themselves (a database with a ``cards`` table
+reads "cards" as it is). BM25, the words each table holds and the content words matched against column
 vectors read that text; the question's embedding does not (the encoder reads the analyst's own words, and adding
 schema words to it moved single-table questions to the wrong table: ``benchmarks/README.md``, "Business words").
 
@@ -19,14 +20,14 @@ Pipeline step: text (docs/architecture.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from functools import lru_cache
 
 import simplemma
 
-from llama_index_pearl.text.words import singular
+from llama_index_pearl.text.words import identifier_words, singular
 
-__all__ = ["BUSINESS_WORDS", "schema_words", "with_schema_words"]
+__all__ = ["BUSINESS_WORDS", "name_forms", "schema_words", "with_schema_words"]
 
 
 def _entries(rows: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
@@ -91,29 +92,37 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 
 
-def schema_words(question: str) -> list[str]:
+def schema_words(question: str, spelled: Container[str] = frozenset()) -> list[str]:
     """The schema words of the question's business words, once each, none the question already holds.
 
     A word is looked up as written, in its dictionary form (simplemma: "brought" -> "bring", "clients" ->
-    "client") and singular; a schema word the question holds in any of these forms ("films") is not added.
+    "client") and singular; a schema word the question holds in any of these forms ("films") is not added. A
+    business word the schema spells itself is read as it is: "cards" where a table is named ``cards``,
+    "revenue" where a column is.
 
     >>> schema_words("Which clients spent the most?")
     ['customer', 'amount', 'total', 'price', 'payment']
+    >>> schema_words("Which clients spent the most?", spelled={"client"})
+    ['amount', 'total', 'price', 'payment']
 
     Args:
         question: The question.
+        spelled: The words of the names of the tables in reach and of their columns (lower case; a word is
+            found in any of its forms).
     """
     words = [w.lower() for w in _WORD.findall(question)]
     held = {form for word in words for form in _forms(word)}
     found: dict[str, None] = {}
     for word in words:
-        for spelled in _schema_words_of(word):
-            if spelled not in held:
-                found[spelled] = None
+        if any(form in spelled for form in _forms(word)):
+            continue
+        for schema_word in _schema_words_of(word):
+            if schema_word not in held:
+                found[schema_word] = None
     return list(found)
 
 
-def with_schema_words(question: str) -> str:
+def with_schema_words(question: str, spelled: Container[str] = frozenset()) -> str:
     """The question's lexical text: the question, then its :func:`schema_words` (the question itself when none).
 
     >>> with_schema_words("What is revenue per shop?")
@@ -121,9 +130,22 @@ def with_schema_words(question: str) -> str:
 
     Args:
         question: The question.
+        spelled: As in :func:`schema_words`.
     """
-    added = schema_words(question)
+    added = schema_words(question, spelled)
     return f"{question} {' '.join(added)}" if added else question
+
+
+def name_forms(names: Iterable[str]) -> frozenset[str]:
+    """The words of some names (a table's, its columns'), each as written and singular: what ``spelled`` reads.
+
+    >>> sorted(name_forms(["Cards", "card_type"]))
+    ['card', 'cards', 'type']
+
+    Args:
+        names: Table or column names.
+    """
+    return frozenset(form for name in names for word in identifier_words(name) for form in (word, singular(word)))
 
 
 def _schema_words_of(word: str) -> tuple[str, ...]:

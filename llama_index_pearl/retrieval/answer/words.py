@@ -59,7 +59,7 @@ class QuestionWords:
         """
         space = self._space
         index = space.lexical().index
-        names = self._table_name_words()
+        names = self.table_name_words()
         inside = scope.inside if scope is not None else None
         held: dict[int, set[str]] = {}
         holders: dict[str, int] = {}
@@ -80,7 +80,7 @@ class QuestionWords:
         words = {space.table_ids[t]: frozenset(ws) for t, ws in held.items()}
         return words, word_weights(holders, len(scope.tables) if scope is not None else len(space.table_ids))
 
-    def _table_name_words(self) -> list[frozenset[str]]:
+    def table_name_words(self) -> list[frozenset[str]]:
         """Each table's name as words (read from its catalog text once, by table number)."""
         with self._lock:
             if self._names is None:
