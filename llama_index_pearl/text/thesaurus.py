@@ -6,13 +6,16 @@ them, and a small encoder places "revenue" far from "quantity". :data:`BUSINESS_
 words of business questions (sales, money, people, goods, places, time, reasons; a hospital's and a school's
 staples) mapped to the words schemas use for the same thing: a measure to the columns it is computed from, a role
 to the table of the people who play it, a synonym to the usual table name. It was written from what those words
-mean in a business, not from any database's names: no entry names a table or column of a benchmark.
+mean in a business (after reading which of them a dev set's answers missed); its schema words are the generic ones
+(``customer``, ``employee``, ``price``), no one database's names, and a dev set written without reading it
+measures how it generalises (``benchmarks/analyst_words``).
 
 What it changes is the question's **lexical text** (:func:`with_schema_words`): the question followed by the schema
 words of its business words, save those the tables in reach spell themselves (a database with a ``cards`` table
 reads "cards" as it is). BM25, the words each table holds and the content words matched against column
 vectors read that text; the question's embedding does not (the encoder reads the analyst's own words, and adding
-schema words to it moved single-table questions to the wrong table: ``benchmarks/README.md``, "Business words").
+schema words to it moved single-table questions to the wrong table: ``benchmarks/README.md``, "Business words
+(the thesaurus)").
 
 Pipeline step: text (docs/architecture.md).
 """
@@ -31,8 +34,15 @@ __all__ = ["BUSINESS_WORDS", "name_forms", "schema_words", "with_schema_words"]
 
 
 def _entries(rows: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """``{"business words": "schema words"}`` rows as one entry per business word."""
-    return {word: tuple(spelled.split()) for words, spelled in rows.items() for word in words.split()}
+    """``{"business words": "schema words"}`` rows as one entry per business word (a word in two rows is an error:
+    the second would silently replace the first)."""
+    entries: dict[str, tuple[str, ...]] = {}
+    for words, spelled in rows.items():
+        for word in words.split():
+            if word in entries:
+                raise ValueError(f"the business word {word!r} is in two rows of the thesaurus")
+            entries[word] = tuple(spelled.split())
+    return entries
 
 
 #: A business word (its dictionary form) -> the words schemas spell it with. No word is among its own schema words:
