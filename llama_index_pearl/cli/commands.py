@@ -94,8 +94,9 @@ def _ranked(
     )
     nodes = retriever.retrieve(question)
     hints = hints_of_result(result_metadata(n) for n in nodes)
-    names = short_table_names(tables_named(nodes, hints), index.catalog.sources)
-    labels = source_labels(sources_named(nodes), {s for s in index.catalog.sources.values() if s})
+    every_source = {s for s in index.catalog.sources.values() if s}  # one pass over the tables, read by both
+    names = short_table_names(tables_named(nodes, hints), index.catalog.sources, every_source)
+    labels = source_labels(sources_named(nodes), every_source)
     nodes, hints = with_short_names(nodes, hints, names, labels)
     if quiet:
         return format_table_names(nodes)

@@ -107,7 +107,9 @@ def _name(table_id: str, source: str) -> str:
     return name
 
 
-def short_table_names(table_ids: Iterable[str], sources: Mapping[str, str | None]) -> dict[str, str]:
+def short_table_names(
+    table_ids: Iterable[str], sources: Mapping[str, str | None], every_source: Collection[str] | None = None
+) -> dict[str, str]:
     """Each table as a person names it: ``chinook/InvoiceLine`` for ``chinook/tables/chinook__InvoiceLine``.
 
     A table without a source keeps its id; a short name two tables would share, or that is another table's id,
@@ -120,9 +122,11 @@ def short_table_names(table_ids: Iterable[str], sources: Mapping[str, str | None
     Args:
         table_ids: The tables to name.
         sources: Every table of the index -> its source (all of them: a label must tell every source apart).
+        every_source: The index's sources, where the caller has them (``None``: read off ``sources``, a pass over
+            every table).
     """
     table_ids = list(dict.fromkeys(table_ids))
-    known = {s for s in sources.values() if s}
+    known = every_source if every_source is not None else {s for s in sources.values() if s}
     labels = source_labels((s for t in table_ids if (s := sources.get(t))), known)
     short = {}
     for table_id in table_ids:
