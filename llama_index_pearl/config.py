@@ -28,6 +28,7 @@ from llama_index_pearl.text.serialization import (
     DEFAULT_MAX_ROWS,
     DEFAULT_TABLE_TEXT_CHARS,
 )
+from llama_index_pearl.text.thesaurus import parse_business_words
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -147,6 +148,10 @@ class PearlConfig:
             too, "clients" ``customer`` (:mod:`~llama_index_pearl.text.thesaurus`), save the words that every
             source in reach spells itself (a ``cards`` table: "cards" is read as it is); its embedding reads its
             own words. ``False``: the question's own words only. An insert may change it, as it changes the bars.
+        business_words: Your own business words and the words your schemas spell them with, as ``"words: schema
+            words"`` entries separated by ``;`` (``"arr mrr: revenue subscription; gmv: sales amount"``;
+            :func:`~llama_index_pearl.text.thesaurus.parse_business_words`): read like the thesaurus's, before
+            them, and with ``thesaurus=False`` too. An insert may change it, as it changes the bars.
         preferred_sources: Sources, comma-separated, that a question routed to one of their copies (a *twin*:
             :func:`~llama_index_pearl.retrieval.answer.routing.twin_sources`) is answered within instead, the
             copy named: the production database before its export, the warehouse before its staging copy.
@@ -316,6 +321,14 @@ class PearlConfig:
         update=True,
         kept=True,
     )
+    business_words: str | None = option(
+        None,
+        "answer",
+        "your own business words, as 'words: schema words' entries separated by ';' (arr: revenue subscription); "
+        "read before the thesaurus's",
+        update=True,
+        kept=True,
+    )
     preferred_sources: str | None = option(
         None,
         "answer",
@@ -333,6 +346,8 @@ class PearlConfig:
         for declared in option_fields():
             if declared.name not in ("csv_options", "cache_dir"):
                 check_field(declared, getattr(self, declared.name))
+        if self.business_words is not None:
+            parse_business_words(self.business_words)  # a bad entry is an error here, not at the first question
         if self.maybe_confidence > self.needed_confidence:
             raise ValueError(
                 f"maybe_confidence ({self.maybe_confidence}) must be at most needed_confidence "

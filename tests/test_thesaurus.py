@@ -8,7 +8,13 @@ from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.thesaurus import BUSINESS_WORDS, name_forms, schema_words, with_schema_words
+from llama_index_pearl.text.thesaurus import (
+    BUSINESS_WORDS,
+    name_forms,
+    parse_business_words,
+    schema_words,
+    with_schema_words,
+)
 
 
 def test_a_measure_word_reads_as_the_columns_it_is_computed_from():
@@ -146,3 +152,20 @@ def test_in_a_lake_a_word_is_read_as_it_is_only_where_every_database_spells_it(h
     tables = [Table("clients", shop["customers"], source="crm"), Table("visits", shop["stores"], source="web")]
     state = PearlTableIndex.from_tables(tables, embed_model=hashing_embedding).revisions.state()
     assert state.lexical_text("Which clients came back?", None) == "Which clients came back? customer"
+
+
+def test_your_own_business_words_are_read_as_you_spell_them(hashing_embedding):
+    config = PearlConfig(thesaurus=False, business_words="gmv: sales amount; churned: cancelled")
+    state = PearlTableIndex.from_tables(_shop(), embed_model=hashing_embedding, config=config).revisions.state()
+    assert state.lexical_text("What was our GMV per client?", None) == "What was our GMV per client? sales amount"
+
+
+def test_your_own_business_words_come_before_the_thesauruss():
+    own = parse_business_words("revenue: fare")
+    assert schema_words("What is our revenue?", thesaurus={**BUSINESS_WORDS, **own}) == ["fare"]
+
+
+@pytest.mark.parametrize("text", ["gmv sales amount", "gmv:", ": sales", "gmv2: sales", "gmv: sales; gmv: amount"])
+def test_a_business_words_entry_that_does_not_read_is_an_error_naming_it(text):
+    with pytest.raises(ValueError, match="business_words"):
+        PearlConfig(business_words=text)

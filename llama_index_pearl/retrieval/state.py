@@ -43,7 +43,7 @@ from llama_index_pearl.retrieval.search.lexical import LexicalScorer
 from llama_index_pearl.retrieval.search.scope import SCOPE_CACHE_SIZE, Scope, Scopes
 from llama_index_pearl.retrieval.search.search import ScopedScoring, SearchKind, SearchSpace, TableSearch
 from llama_index_pearl.retrieval.search.store_search import StoreSearch
-from llama_index_pearl.text.thesaurus import name_forms, with_schema_words
+from llama_index_pearl.text.thesaurus import BUSINESS_WORDS, name_forms, parse_business_words, with_schema_words
 
 __all__ = ["SEARCHES", "WORD_CACHE_SIZE", "RetrievableIndex", "RetrievalState", "Revision"]
 
@@ -117,7 +117,8 @@ class RetrievalState:
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
         self.set_rule = SetRule.of(revision.config)
-        self.thesaurus = revision.config.thesaurus
+        own = parse_business_words(revision.config.business_words or "")
+        self.thesaurus = {**BUSINESS_WORDS, **own} if revision.config.thesaurus else own
         scoring = self.search if isinstance(self.search, ScopedScoring) else None
         preferred = source_names(revision.config.preferred_sources)
         self.router = Router(
@@ -165,15 +166,15 @@ class RetrievalState:
         return known, unknown
 
     def lexical_text(self, question: str, scope: Scope | None) -> str:
-        """What BM25 and the word evidence read of a question: with the thesaurus, the question and the schema words
-        of its business words, save those that every source in reach spells itself
+        """What BM25 and the word evidence read of a question: with the thesaurus (and the user's own business words),
+        the question and the schema words of its business words, save those that every source in reach spells itself
         (:func:`~llama_index_pearl.text.thesaurus.with_schema_words`).
 
         Args:
             question: The question.
             scope: The tables in reach (``None``: every table).
         """
-        return with_schema_words(question, self._spelled_in(scope)) if self.thesaurus else question
+        return with_schema_words(question, self._spelled_in(scope), self.thesaurus) if self.thesaurus else question
 
     def _spelled_in(self, scope: Scope | None) -> frozenset[str]:
         """The words that every source in reach spells in the names of its tables or their columns (in a lake, a

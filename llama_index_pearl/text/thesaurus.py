@@ -30,17 +30,17 @@ import simplemma
 
 from llama_index_pearl.text.words import identifier_words, singular
 
-__all__ = ["BUSINESS_WORDS", "name_forms", "schema_words", "with_schema_words"]
+__all__ = ["BUSINESS_WORDS", "name_forms", "parse_business_words", "schema_words", "with_schema_words"]
 
 
-def _entries(rows: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """``{"business words": "schema words"}`` rows as one entry per business word (a word in two rows is an error:
+def _entries(rows: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """``("business words", "schema words")`` rows as one entry per business word (a word in two rows is an error:
     the second would silently replace the first)."""
     entries: dict[str, tuple[str, ...]] = {}
-    for words, spelled in rows.items():
+    for words, spelled in rows:
         for word in words.split():
             if word in entries:
-                raise ValueError(f"the business word {word!r} is in two rows of the thesaurus")
+                raise ValueError(f"the business word {word!r} is given twice")
             entries[word] = tuple(spelled.split())
     return entries
 
@@ -96,13 +96,15 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
         "movie": "film",
         "tune song": "track",
         "singer musician": "artist",
-    }
+    }.items()
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 
 
-def schema_words(question: str, spelled: Container[str] = frozenset()) -> list[str]:
+def schema_words(
+    question: str, spelled: Container[str] = frozenset(), thesaurus: Mapping[str, tuple[str, ...]] = BUSINESS_WORDS
+) -> list[str]:
     """The schema words of the question's business words, once each, none the question already holds.
 
     A word is looked up as written, in its dictionary form (simplemma: "brought" -> "bring", "clients" ->
@@ -119,6 +121,8 @@ def schema_words(question: str, spelled: Container[str] = frozenset()) -> list[s
         question: The question.
         spelled: The words of the names of the tables in reach and of their columns (lower case; a word is
             found in any of its forms).
+        thesaurus: Business word -> its schema words (:data:`BUSINESS_WORDS`, and a user's own:
+            :func:`parse_business_words`).
     """
     words = [w.lower() for w in _WORD.findall(question)]
     held = {form for word in words for form in _forms(word)}
@@ -126,13 +130,15 @@ def schema_words(question: str, spelled: Container[str] = frozenset()) -> list[s
     for word in words:
         if any(form in spelled for form in _forms(word)):
             continue
-        for schema_word in _schema_words_of(word):
+        for schema_word in _schema_words_of(word, thesaurus):
             if schema_word not in held:
                 found[schema_word] = None
     return list(found)
 
 
-def with_schema_words(question: str, spelled: Container[str] = frozenset()) -> str:
+def with_schema_words(
+    question: str, spelled: Container[str] = frozenset(), thesaurus: Mapping[str, tuple[str, ...]] = BUSINESS_WORDS
+) -> str:
     """The question's lexical text: the question, then its :func:`schema_words` (the question itself when none).
 
     >>> with_schema_words("What is revenue per shop?")
@@ -141,8 +147,9 @@ def with_schema_words(question: str, spelled: Container[str] = frozenset()) -> s
     Args:
         question: The question.
         spelled: As in :func:`schema_words`.
+        thesaurus: As in :func:`schema_words`.
     """
-    added = schema_words(question, spelled)
+    added = schema_words(question, spelled, thesaurus)
     return f"{question} {' '.join(added)}" if added else question
 
 
@@ -158,9 +165,40 @@ def name_forms(names: Iterable[str]) -> frozenset[str]:
     return frozenset(form for name in names for word in identifier_words(name) for form in (word, singular(word)))
 
 
-def _schema_words_of(word: str) -> tuple[str, ...]:
+def parse_business_words(text: str) -> dict[str, tuple[str, ...]]:
+    """A user's own business words: ``"words: schema words"`` entries separated by ``;``.
+
+    >>> parse_business_words("arr mrr: revenue subscription; gmv: sales amount")
+    {'arr': ('revenue', 'subscription'), 'mrr': ('revenue', 'subscription'), 'gmv': ('sales', 'amount')}
+
+    Args:
+        text: The entries (``PearlConfig.business_words``).
+
+    Raises:
+        ValueError: An entry without ``:``, without a word on either side, with a word that is not letters, or a
+            word given twice; the message names it.
+    """
+    rows = []
+    for entry in (part.strip() for part in text.split(";")):
+        if not entry:
+            continue
+        words, colon, spelled = entry.partition(":")
+        sides = [side.lower().split() for side in (words, spelled)]
+        if not colon or not all(sides) or not all(word.isalpha() for side in sides for word in side):
+            raise ValueError(
+                f"business_words entry {entry!r}: write it as 'words: schema words' (letters only), entries "
+                "separated by ';'"
+            )
+        rows.append((" ".join(sides[0]), " ".join(sides[1])))
+    try:
+        return _entries(rows)
+    except ValueError as error:
+        raise ValueError(f"business_words: {error}") from None
+
+
+def _schema_words_of(word: str, thesaurus: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
     """One word's schema words: its own entry, else its dictionary form's."""
-    return next((BUSINESS_WORDS[form] for form in _forms(word) if form in BUSINESS_WORDS), ())
+    return next((thesaurus[form] for form in _forms(word) if form in thesaurus), ())
 
 
 @lru_cache(maxsize=65536)  # questions repeat their words; the lemmatizer is a dictionary lookup and more
