@@ -44,22 +44,21 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
     questions = [q.question for q in bench.queries]
     vectors = embed_queries(index.embed_model, questions)
     texts = [state.lexical_text(q, None) for q in questions]  # what BM25 and the words read, as the retriever's
-    asked = dict(zip(questions, (_word_vectors(index, state, texts)[t] for t in texts)))
+    asked = _word_vectors(index, state, texts)
     sizes = Counter(state.sources.values())  # each source's tables, as the answer step counts them
     rows = []
-    for query, vector in zip(bench.queries, vectors):
-        text = state.lexical_text(query.question, None)
+    for query, vector, text in zip(bench.queries, vectors, texts):
         boost = state.space.boost(text, retriever.lexical_weight)
         pooled = state.search.search_many(vector.reshape(1, -1), ROUTE_DEPTH, len(state.unit_ids), [boost])[0]
         ids = [t.table_id for t in pooled]
         words, weights = state.words.of(text, None)
         per_word = {}
-        if len(asked[query.question]) and len(state.columns.vectors):
-            matrix = state.columns.best_columns(ids, asked[query.question])
+        if len(asked[text]) and len(state.columns.vectors):
+            matrix = state.columns.best_columns(ids, asked[text])
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
         pairs = [(t.table_id, t.score) for t in pooled]
         evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
-        question = Question(text, vector.tolist(), asked[query.question])
+        question = Question(text, vector.tolist(), asked[text])
         rows.append(
             {
                 "db": query.db,
