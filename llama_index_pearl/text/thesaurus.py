@@ -22,13 +22,12 @@ Pipeline step: text (docs/architecture.md).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Iterable, Mapping
 from functools import lru_cache
 
 import simplemma
 
-from llama_index_pearl.text.words import identifier_words, singular
+from llama_index_pearl.text.words import identifier_words, singular, written_words
 
 __all__ = ["BUSINESS_WORDS", "name_forms", "parse_business_words", "schema_words", "with_schema_words"]
 
@@ -99,8 +98,6 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
     }.items()
 )
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
-
 
 def schema_words(
     question: str, spelled: Container[str] = frozenset(), thesaurus: Mapping[str, tuple[str, ...]] = BUSINESS_WORDS
@@ -124,7 +121,7 @@ def schema_words(
         thesaurus: Business word -> its schema words (:data:`BUSINESS_WORDS`, and a user's own:
             :func:`parse_business_words`).
     """
-    words = [w.lower() for w in _WORD.findall(question)]
+    words = written_words(question)
     held = {form for word in words for form in _forms(word)}
     found: dict[str, None] = {}
     for word in words:

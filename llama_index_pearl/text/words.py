@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import simplemma
 
-__all__ = ["identifier_words", "singular", "split_identifiers"]
+__all__ = ["identifier_words", "singular", "split_identifiers", "written_words"]
 
 # A plural acronym keeps its "s": "IDs", "URLs" (an "s" after a capital, then no lower-case letter).
 _PLURAL = r"(?![A-Z]s(?![a-z]))"
@@ -27,6 +27,7 @@ _CAMEL = re.compile(rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]){_PLURAL}"
 # teamIDwinner: "ID" then a word, not "I" + "Dwinner" (nor "ID" + "s")
 _ID_THEN_WORD = re.compile(r"(?<=[a-z0-9])ID(?=[a-z])(?!s(?![a-z]))")
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
+_WRITTEN_WORD = re.compile(r"[A-Za-z][A-Za-z']+")  # two letters or more, an apostrophe kept: "shop's", not "2016"
 
 
 def split_identifiers(text: str) -> str:
@@ -54,6 +55,18 @@ def identifier_words(name: str) -> tuple[str, ...]:
     (('customer', 'id'), ('stadium', 'id'))
     """
     return tuple(word.lower() for word in _NON_ALNUM.split(split_identifiers(str(name))) if word)
+
+
+def written_words(text: str) -> list[str]:
+    """The words of a question as written, lower case, in order: letters (and apostrophes), two or more.
+
+    >>> written_words("Which shop's clients spent $5 in 2016?")
+    ['which', "shop's", 'clients', 'spent', 'in']
+
+    Args:
+        text: A question.
+    """
+    return [word.lower() for word in _WRITTEN_WORD.findall(text)]
 
 
 @lru_cache(maxsize=65536)  # BM25 folds every word of every unit and question; vocabularies repeat

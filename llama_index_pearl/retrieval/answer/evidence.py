@@ -39,6 +39,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from llama_index_pearl.corpus.lexical import text_tokens
+from llama_index_pearl.text.words import written_words
 
 __all__ = [
     "FEATURES",
@@ -78,7 +79,6 @@ _FUNCTION_WORDS = frozenset(
         *("based", "across", "among", "within", "along", "using"),
     ]
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 
 
 def content_words(question: str) -> list[str]:
@@ -90,8 +90,7 @@ def content_words(question: str) -> list[str]:
     Args:
         question: The question.
     """
-    words = (w.lower() for w in _WORD.findall(question))
-    kept = (w for w in words if len(w) > 2 and w not in _FUNCTION_WORDS and w not in QUESTION_WORDS)
+    kept = (w for w in written_words(question) if len(w) > 2 and w not in _FUNCTION_WORDS and w not in QUESTION_WORDS)
     return list(dict.fromkeys(kept))[:MAX_WORDS]
 
 
