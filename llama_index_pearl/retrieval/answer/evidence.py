@@ -157,49 +157,50 @@ class Confidence:
     """Weights of the logistic model "the question needs this table" (one per feature of :data:`FEATURES`).
 
     Fitted by ``python benchmarks/table_sets.py --learn`` on every dev set (spider, spider_realistic, spider2_lite,
-    tpch, nycflights13, business_words, lahman, tpcds), each weighted alike; rounded.
+    tpch, nycflights13, business_words, lahman, tpcds and the two analyst_words sets), each weighted alike, with the
+    questions read through the thesaurus; rounded.
     :meth:`without_columns` is the model fitted without the column features, for an index without column
     vectors.
     """
 
-    bias: float = -2.74
-    gap: float = -5.82
-    own_gap: float = -0.81
-    words: float = 1.8
-    distance: float = -0.1
-    centrality: float = 0.58
-    column_gap: float = -2.71
-    rank: float = -0.63
-    adjacent: float = 0.25
-    shared_unit: float = 0.59
-    word_column: float = 0.7
-    word_column_wins: float = 2.57
-    word_column_margin: float = 8.68
-    scope_size: float = -0.2
-    question_words: float = 0.86
-    quoted: float = 1.15
-    beyond_seed: float = 0.92
+    bias: float = -3.06
+    gap: float = -4.71
+    own_gap: float = -0.54
+    words: float = 2.15
+    distance: float = -0.03
+    centrality: float = 0.52
+    column_gap: float = -2.56
+    rank: float = -0.61
+    adjacent: float = 0.39
+    shared_unit: float = 0.42
+    word_column: float = 1.16
+    word_column_wins: float = 2.18
+    word_column_margin: float = 8.49
+    scope_size: float = -0.24
+    question_words: float = 1.0
+    quoted: float = 1.04
+    beyond_seed: float = 0.68
 
     @classmethod
     def without_columns(cls) -> Confidence:
         """The model fitted on the same data without the column features (an index without column vectors)."""
         return cls(
-            bias=-1.85,
-            gap=-7.19,
-            own_gap=-2.72,
-            words=3.25,
-            distance=-0.09,
-            centrality=0.75,
+            bias=-2.38,
+            gap=-5.8,
+            own_gap=-2.54,
+            words=3.54,
+            distance=-0.01,
+            centrality=0.67,
             column_gap=0.0,
-            rank=-0.89,
-            adjacent=0.16,
-            shared_unit=0.54,
+            rank=-0.85,
+            adjacent=0.28,
+            shared_unit=0.48,
             word_column=0.0,
             word_column_wins=0.0,
             word_column_margin=0.0,
-            scope_size=-0.44,
-            question_words=1.04,
-            quoted=1.01,
+            scope_size=-0.46,
+            question_words=1.21,
+            quoted=0.88,
             beyond_seed=0.0,
         )
 
