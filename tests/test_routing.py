@@ -159,6 +159,21 @@ def _of_source(source: str) -> MetadataFilters:
     return MetadataFilters(filters=[MetadataFilter(key="source", value=source)])
 
 
+def test_a_routed_tables_confidence_is_its_confidence_within_its_database_times_the_routes(look_alikes):
+    """Asked of the lake, a table is needed only if the question means its database: the probability of both."""
+    question = "Who are the customers?"
+    nodes = look_alikes.as_retriever(similarity_top_k=6).retrieve(question)
+    meta = nodes[0].node.metadata
+    source, sure = meta["routed_source"], meta["route_confidence"]
+    assert sure < 0.9 and meta["route_rivals"]  # both databases have customers
+    inside = look_alikes.as_retriever(similarity_top_k=6, filters=_of_source(source)).retrieve(question)
+    within = {n.node.metadata["table_id"]: n.node.metadata["set_confidence"] for n in inside}
+    ours = [n.node.metadata for n in nodes if n.node.metadata["in_set"]]
+    assert ours and all(m["set_tier"] == "needed" for m in ours)
+    for m in ours:
+        assert m["set_confidence"] == pytest.approx(within[m["table_id"]] * sure, abs=2e-4)
+
+
 def test_the_router_reads_a_ranking_route_depth_deep_only_where_the_reach_holds_two_sources(look_alikes):
     state = look_alikes.revisions.state()
     assert state.router.depth(None) == ROUTE_DEPTH

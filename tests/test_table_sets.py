@@ -159,6 +159,16 @@ def test_a_rival_databases_table_surer_than_a_may_be_needed_one_comes_before_it_
     assert set_first(["h", "a", "x", "m", "mb", "n"], chosen) == ["a", "m", "mb", "h", "n", "x"]
 
 
+def test_a_rival_databases_table_surer_than_a_may_be_needed_one_fills_only_the_room_the_set_leaves():
+    reasons = {"a": MATCHED, "m": MATCHED, "mb": BRIDGE, "n": MATCHED}
+    tiers = {"a": NEEDED, "m": MAYBE, "mb": MAYBE, "n": MAYBE}
+    confidence = {"a": 0.9, "m": 0.4, "mb": 0.4, "n": 0.15, "h": 0.3}
+    chosen = TableSet(("a", "m", "mb", "n"), reasons, confidence, tiers=tiers, hedges=("h",))
+    order = set_first(["h", "a", "x", "m", "mb", "n"], chosen)
+    assert fit_whole(order, chosen, 4) == ["a", "m", "mb", "n"]
+    assert fit_whole(order, chosen, 5) == ["a", "m", "mb", "h", "n"]
+
+
 def test_an_empty_ranking_has_an_empty_set():
     assert choose_table_set([], {}, "x", nx.Graph()).tables == ()
 

@@ -271,7 +271,8 @@ def _route_lines(nodes: Sequence[NodeWithScore]) -> list[str]:
     meta = result_metadata(nodes[0]) if nodes else None
     if meta is None or meta["routed_source"] is None:
         return []
-    lines = [f"Database: {meta['routed_source']} (how surely: {meta['route_confidence']:.2f})"]
+    sure = meta["route_confidence"]
+    lines = [f"Database: {meta['routed_source']} (how surely: {sure:.2f}; each table's confidence counts it)"]
     rivals = [str(r) for r in meta["route_rivals"] if r not in meta["route_twins"]]
     if rivals:
         lines.append(f"  also close: {', '.join(rivals)}")

@@ -173,11 +173,10 @@ class SetAnswer:
         if chosen is None:
             return self._chosen(ranked, rule, scope)
         alternatives = tuple(
-            self._alternative(ranked, rule, scope, Route(rival, sure))
+            self._answer_within(ranked, rule, scope, Route(rival, sure))
             for rival, sure in zip(chosen.rivals, chosen.rival_confidences)
         )
-        within, inside = self._within(ranked, rule, chosen, scope)
-        table_set = self._chosen(within, rule, inside)
+        table_set = self._answer_within(ranked, rule, scope, chosen)
         hedges = tuple(dict.fromkeys(t for a in alternatives for t in a.needed if t not in table_set))
         confidence = {**{t: a.confidence[t] for a in alternatives for t in a.needed}, **table_set.confidence}
         return dataclasses.replace(
@@ -192,13 +191,14 @@ class SetAnswer:
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
 
-    def _alternative(self, ranked: Ranked, rule: SetRule, scope: Scope | None, rival: Route) -> TableSet:
-        """The set within a close rival database: the question may mean it, as surely as ``rival.confidence``
-        (each confidence is times that)."""
-        within, inside = self._within(ranked, rule, rival, scope)
-        alternative = self._chosen(within, rule, inside)
-        confidence = {t: c * rival.confidence for t, c in alternative.confidence.items()}
-        return dataclasses.replace(alternative, confidence=confidence, route=rival)
+    def _answer_within(self, ranked: Ranked, rule: SetRule, scope: Scope | None, route: Route) -> TableSet:
+        """The set within a source the question may mean (the chosen one or a close rival), as surely as
+        ``route.confidence``: a table is needed only if the question means its source, so each confidence is the
+        table's within the source times that (the tiers are read within the source)."""
+        within, inside = self._within(ranked, rule, route, scope)
+        answer = self._chosen(within, rule, inside)
+        confidence = {t: c * route.confidence for t, c in answer.confidence.items()}
+        return dataclasses.replace(answer, confidence=confidence, route=route)
 
     def _within(self, ranked: Ranked, rule: SetRule, chosen: Route, scope: Scope | None) -> tuple[Ranked, Scope]:
         """The question's ranking within the routed source, as deep as the set reads or the ranking goes."""

@@ -84,7 +84,7 @@ class ResultMetadata(TypedDict):
     in_set: bool  # the table is in the set that answers the question
     set_tier: str | None  # its tier (``SetTier``: needed, may_be_needed) in the set that holds it, else None
     set_reason: str | None  # why it is there (``SetReason``: matched, bridge, unjoined), else None
-    set_confidence: float | None  # the probability that the question needs it (every candidate has one)
+    set_confidence: float | None  # the probability that the question needs it (routed: and means its source)
     set_source: str | None  # the database whose set holds it (the routed one or a close rival), else None
     set_size: int  # how many tables the set holds
     routed_source: str | None  # the source the question was routed to, else None (not routed)

@@ -347,10 +347,11 @@ def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[lis
 
 
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
-    """The first ``k`` tables of ``order`` (:func:`set_first`'s), never a table of the set without the bridges
-    that join it: a set table and the bridges after it come in together or not at all (but the set's first table,
-    which comes alone where its group does not fit: alone, it needs no join), and once one such group does not
-    fit, the set's less sure groups after it stay out too; other tables fill the room left.
+    """The first ``k`` tables of ``order`` (:func:`set_first`'s), the set's before any other: a set table and the
+    bridges after it come in together or not at all (but the set's first table, which comes alone where its group
+    does not fit: alone, it needs no join), and once one such group does not fit, the set's less sure groups after
+    it stay out too; other tables, a close rival database's among them, fill the room the set leaves, and never
+    take a set table's place. The tables kept stay in ``order``'s order.
 
     >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
     >>> fit_whole(["a", "c", "b", "x", "y"], chosen, 2)
@@ -362,17 +363,14 @@ def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
         k: Tables wanted.
     """
     kept: list[str] = []
-    set_closed = False
-    for group in _groups(order, table_set.reasons):
-        in_set = group[0] in table_set
-        if in_set and set_closed:
-            continue
+    for group in _groups([t for t in order if t in table_set], table_set.reasons):
         if len(kept) + len(group) <= k:
             kept.extend(group)
-        elif in_set:
-            if not kept:  # the set's first table comes whatever its bridges: alone, it needs no join
-                kept.append(group[0])
-            set_closed = True
-        if len(kept) == k:
-            break
-    return kept
+            continue
+        if not kept and k:  # the set's first table comes whatever its bridges: alone, it needs no join
+            kept.append(group[0])
+        break
+    room = k - len(kept)
+    kept.extend([t for t in order if t not in table_set][: max(0, room)])
+    placed = set(kept)
+    return [t for t in order if t in placed]
