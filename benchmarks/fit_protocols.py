@@ -19,22 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from table_sets import evaluate, fit, labelled, question_rows
+from table_sets import evaluate, fitted_on, labelled, question_rows
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import load_benchmark
-from llama_index_pearl.retrieval.answer.evidence import FEATURES, Confidence
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 
 FIRST_FIT = ("spider", "spider_realistic", "spider2_lite", "tpch", "nycflights13", "business_words", "lahman", "tpcds")
-
-
-def fitted(samples: dict[str, tuple[np.ndarray, np.ndarray]], sets: Sequence[str]) -> Confidence:
-    """The confidence fitted on ``sets``, each weighted alike (``table_sets.py --learn``'s fit)."""
-    x = np.vstack([samples[s][0] for s in sets])
-    y = np.concatenate([samples[s][1] for s in sets])
-    weight = np.concatenate([np.full(len(samples[s][1]), 1.0 / len(samples[s][1])) for s in sets])
-    return fit(x, y, weight, list(FEATURES))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             name = f"{'through' if thesaurus else 'without'} the thesaurus, {'first eight' if first_only else 'all'}"
             fit_on = [s for s in samples[thesaurus] if s in FIRST_FIT or not first_only]
             for held in asked:
-                model = fitted(samples[thesaurus], [s for s in fit_on if s != held])
+                model = fitted_on(samples[thesaurus], [s for s in fit_on if s != held])
                 for bar in args.maybe.split(","):
                     metrics = evaluate(*asked[held], SetRule(maybe=float(bar), confidence=model))
                     out.setdefault(name, {}).setdefault(bar, {})[held] = metrics

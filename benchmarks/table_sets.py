@@ -168,20 +168,24 @@ def auc(p: np.ndarray, y: np.ndarray) -> float:
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)) if n1 and n0 else float("nan")
 
 
+def fitted_on(
+    data: dict[str, tuple[np.ndarray, np.ndarray]], sets: Sequence[str], keep: Sequence[str] = FEATURES
+) -> Confidence:
+    """The confidence fitted on ``sets`` of ``data`` (each set's features and gold), each set weighted alike."""
+    x = np.vstack([data[s][0] for s in sets])
+    y = np.concatenate([data[s][1] for s in sets])
+    weight = np.concatenate([np.full(len(data[s][1]), 1.0 / len(data[s][1])) for s in sets])
+    return fit(x, y, weight, keep)
+
+
 def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     """The two models fitted on every set, and each set's AUC and ECE under the model fitted on the others."""
     full = list(FEATURES)
     names = [n for n in FEATURES if n not in COLUMN_FEATURES]
 
-    def fitted(sets: Sequence[str], keep: Sequence[str]) -> Confidence:
-        x = np.vstack([data[s][0] for s in sets])
-        y = np.concatenate([data[s][1] for s in sets])
-        weight = np.concatenate([np.full(len(data[s][1]), 1.0 / len(data[s][1])) for s in sets])
-        return fit(x, y, weight, keep)
-
     held, models = {}, {}
     for name in data:
-        model = fitted([s for s in data if s != name], full)
+        model = fitted_on(data, [s for s in data if s != name], full)
         p = model.probabilities(data[name][0])
         held[name] = {
             "auc": round(auc(p, data[name][1]), 3),
@@ -189,8 +193,8 @@ def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
         }
         models[name] = dataclasses.asdict(model)
     return {
-        "confidence": dataclasses.asdict(fitted(list(data), full)),
-        "without_columns": dataclasses.asdict(fitted(list(data), names)),
+        "confidence": dataclasses.asdict(fitted_on(data, list(data), full)),
+        "without_columns": dataclasses.asdict(fitted_on(data, list(data), names)),
         "held_out": held,
         "held_out_models": models,
     }
