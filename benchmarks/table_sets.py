@@ -180,12 +180,11 @@ def fitted_on(
 
 def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     """The two models fitted on every set, and each set's AUC and ECE under the model fitted on the others."""
-    full = list(FEATURES)
     names = [n for n in FEATURES if n not in COLUMN_FEATURES]
 
     held, models = {}, {}
     for name in data:
-        model = fitted_on(data, [s for s in data if s != name], full)
+        model = fitted_on(data, [s for s in data if s != name])
         p = model.probabilities(data[name][0])
         held[name] = {
             "auc": round(auc(p, data[name][1]), 3),
@@ -193,7 +192,7 @@ def learn(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
         }
         models[name] = dataclasses.asdict(model)
     return {
-        "confidence": dataclasses.asdict(fitted_on(data, list(data), full)),
+        "confidence": dataclasses.asdict(fitted_on(data, list(data))),
         "without_columns": dataclasses.asdict(fitted_on(data, list(data), names)),
         "held_out": held,
         "held_out_models": models,
