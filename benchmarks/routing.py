@@ -37,8 +37,8 @@ from llama_index_pearl.text.models import embed_queries
 
 
 def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
-    """Per question: the sources' evidence in its whole-lake ranking (``ROUTE_DEPTH`` tables), that ranking, and
-    its database."""
+    """Per question: the sources' evidence in its whole-lake ranking (``ROUTE_DEPTH`` tables), that ranking, each
+    ranked table's best cosine per content word, and its database."""
     state = index.revisions.state()
     retriever = index.as_retriever()
     questions = [q.question for q in bench.queries]
@@ -64,6 +64,7 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
                 "db": query.db,
                 "evidence": evidence,
                 "best": state.sources.get(ids[0]) if ids else None,
+                "word_columns": per_word,
                 "ranked": Ranked(question, pooled, vector, boost, retriever.lexical_weight),
             }
         )
