@@ -3,8 +3,11 @@ out of the fit in turn (the others weighted alike).
 
 - ``logistic``: the shipped form (``table_sets.logistic``).
 - ``trees depth 2`` / ``trees depth 3``: gradient-boosted trees (scikit-learn's ``HistGradientBoostingClassifier``,
-  learning rate 0.05, 150 / 200 trees, 40 rows a leaf at the least): the features' interactions, which a logistic
-  model cannot weigh.
+  learning rate 0.05, 150 / 200 trees, 40 rows a leaf at the least, no early stopping: every run the same): the
+  features' interactions, which a logistic model cannot weigh.
+- ``logistic + values``: the shipped form with one more feature, how many values the question names that the
+  candidate's rows hold (``log1p``; a group of up to five of the question's words equal to a text cell, the
+  longest groups only: ``route_trials.named_values``), as the LLM-free schema linkers read values.
 - ``by expected count``: the logistic model's logit recalibrated by how many tables it expects the question to
   need (the sum of its probabilities over the candidates): a second logistic model on ``logit``,
   ``logit * log(expected)`` and ``log(expected)``, so that a question expected to need one table can be surer of
@@ -24,13 +27,14 @@ import argparse
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from route_trials import named_values, table_cells
 from table_sets import auc, labelled, logistic, question_rows
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 
 MAYBE = 0.12
-Rows = dict[str, np.ndarray]  # x: features, y: gold, q: question number, size: the question's gold tables
+Rows = dict[str, np.ndarray]  # x: features, y: gold, q: question number, size: its gold tables, values: named
 Model = Callable[[Sequence[Rows]], Callable[[Rows], np.ndarray]]
 
 
@@ -50,13 +54,27 @@ def logistic_model(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
     return lambda rows: _sigmoid(rows["x"] @ raw + bias)
 
 
+def with_values(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
+    def widened(rows: Rows) -> Rows:
+        return {**rows, "x": np.column_stack([rows["x"], np.log1p(rows["values"])])}
+
+    model = logistic_model([widened(s) for s in sets])
+    return lambda rows: model(widened(rows))
+
+
 def trees(depth: int, rounds: int) -> Model:
     def model(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         x, y, weight = _stacked(sets)
         found = HistGradientBoostingClassifier(
-            max_depth=depth, max_iter=rounds, learning_rate=0.05, min_samples_leaf=40, l2_regularization=1.0
+            max_depth=depth,
+            max_iter=rounds,
+            learning_rate=0.05,
+            min_samples_leaf=40,
+            l2_regularization=1.0,
+            early_stopping=False,
+            random_state=0,
         ).fit(x, y, sample_weight=weight * len(weight))
         return lambda rows: found.predict_proba(rows["x"])[:, 1]
 
@@ -82,6 +100,7 @@ MODELS: dict[str, Model] = {
     "logistic": logistic_model,
     "trees depth 2": trees(2, 150),
     "trees depth 3": trees(3, 200),
+    "logistic + values": with_values,
     "by expected count": by_expected_count,
 }
 
@@ -110,12 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
         rows = question_rows(index, bench.queries, True)
         x, y = labelled(bench.queries, rows)
+        cells = {table_id: table_cells(table) for table_id, table in index.tables.items()}
         asked = [(n, q, r) for n, (q, r) in enumerate(zip(bench.queries, rows)) if len(r["evidence"].tables)]
         data[bench.name] = {
             "x": x,
             "y": y,
             "q": np.concatenate([np.full(len(r["evidence"].tables), n) for n, _, r in asked]),
             "size": np.concatenate([np.full(len(r["evidence"].tables), len(q.gold_tables)) for _, q, r in asked]),
+            "values": np.asarray(
+                [len(named_values(q.question, cells.get(t, set()))) for _, q, r in asked for t in r["evidence"].tables]
+            ),
         }
     print("AUC / set complete / set size / ECE 1 table / ECE 4+, each set held out")
     print("| model | " + " | ".join(data) + " |")

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from routing import conditional_logit, question_rows
 
-from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl import PearlConfig, PearlTableIndex, Table
 from llama_index_pearl.corpus.lexical import STOP_WORDS
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 
@@ -38,17 +38,22 @@ def _normal(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
+def table_cells(table: Table) -> set[str]:
+    """A table's text cells, normalised (numbers left out: a year or a count names nothing)."""
+    cells = set()
+    for column in table.df.columns:
+        for cell in table.df[column].dropna().astype(str).unique():
+            text = _normal(cell)
+            if text and len(text) <= MAX_VALUE_CHARS and re.search(r"[a-z]", text) and not _number(cell):
+                cells.add(text)
+    return cells
+
+
 def source_values(index: PearlTableIndex) -> dict[str | None, set[str]]:
-    """Each source's text cells, normalised (numbers left out: a year or a count names nothing)."""
-    state, held = index.revisions.state(), {}
-    for table_id, source in state.sources.items():
-        frame = index.tables[table_id].df
-        cells = held.setdefault(source, set())
-        for column in frame.columns:
-            for cell in frame[column].dropna().astype(str).unique():
-                text = _normal(cell)
-                if text and len(text) <= MAX_VALUE_CHARS and re.search(r"[a-z]", text) and not _number(cell):
-                    cells.add(text)
+    """Each source's text cells (:func:`table_cells`)."""
+    held: dict[str | None, set[str]] = {}
+    for table_id, source in index.revisions.state().sources.items():
+        held.setdefault(source, set()).update(table_cells(index.tables[table_id]))
     return held
 
 
