@@ -9,6 +9,8 @@ out of the fit in turn (the others weighted alike).
 - ``logistic + values``: the shipped form with one more feature, how many values the question names that the
   candidate's rows hold (``log1p``; a group of up to five of the question's words equal to a text cell, the
   longest groups only: ``route_trials.named_values``), as the LLM-free schema linkers read values.
+- ``values as a floor``: the shipped form, then every candidate holding a value the question names at least at the
+  second bar (``MAYBE``): a rule, not a weight, so the header-only sets (no values) are left as they are.
 - ``by expected count``: the logistic model's logit recalibrated by how many tables it expects the question to
   need (the sum of its probabilities over the candidates): a second logistic model on ``logit``,
   ``logit * log(expected)`` and ``log(expected)``, so that a question expected to need one table can be surer of
@@ -63,6 +65,11 @@ def with_values(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
     return lambda rows: model(widened(rows))
 
 
+def values_as_floor(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
+    model = logistic_model(sets)
+    return lambda rows: np.where(rows["values"] > 0, np.maximum(model(rows), MAYBE), model(rows))
+
+
 def trees(depth: int, rounds: int) -> Model:
     def model(sets: Sequence[Rows]) -> Callable[[Rows], np.ndarray]:
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -102,6 +109,7 @@ MODELS: dict[str, Model] = {
     "trees depth 2": trees(2, 150),
     "trees depth 3": trees(3, 200),
     "logistic + values": with_values,
+    "values as a floor": values_as_floor,
     "by expected count": by_expected_count,
 }
 

@@ -58,7 +58,7 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
             per_word = {t: matrix[:, i].tolist() for i, t in enumerate(ids)}
         pairs = [(t.table_id, t.score) for t in pooled]
         evidence = source_evidence(pairs, state.sources, words, weights, per_word, sizes)
-        question = Question(text, vector.tolist(), asked[text])
+        question = Question(text, vector.tolist(), asked[text], query.question)
         rows.append(
             {
                 "db": query.db,

@@ -88,13 +88,13 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
     texts = [state.lexical_text(q.question, s) for q, s in zip(queries, scopes)]  # what BM25 and the words read
     words = _word_vectors(index, state, texts)
     rows = []
-    for vector, text, scope in zip(vectors, texts, scopes):
+    for query, vector, text, scope in zip(queries, vectors, texts, scopes):
         boost = state.space.boost(text, retriever.lexical_weight, scope)
         if scope is None:
             pooled = search.search_many(vector.reshape(1, -1), len(state.table_ids), len(state.unit_ids), [boost])[0]
         else:
             pooled = search.search_scoped(vector, len(scope.tables), boost, scope)
-        question = Question(text, vector.tolist(), words[text])
+        question = Question(text, vector.tolist(), words[text], query.question)
         ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
         choose = _chooser(state, ranked, scope)

@@ -43,6 +43,7 @@ from llama_index_pearl.corpus.build import (
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.lexical import LexicalIndex
 from llama_index_pearl.corpus.updates import IndexChange, UpdateReport, delete_from, insert_into
+from llama_index_pearl.corpus.values import table_values
 from llama_index_pearl.foundations.revisions import Revisions
 from llama_index_pearl.foundations.threads import run_in_thread
 from llama_index_pearl.generation import IndexGenerator, QueryGenerator
@@ -616,8 +617,15 @@ class PearlTableIndex:
             self._lexical = None  # the units changed: BM25 is built again from them
             self._join_graph = change.apply_to(self._tables, units, self._join_graph)
             sources = {t: self._tables[t].source for t in change.table_texts if t in self._tables}
+            values = {t: table_values(self._tables[t]) for t in change.table_texts if t in self._tables}
             self._catalog.change(
-                change.removed_tables, change.removed_units, change.table_texts, change.units, sources, change.columns
+                change.removed_tables,
+                change.removed_units,
+                change.table_texts,
+                change.units,
+                sources,
+                change.columns,
+                values,
             )
             self.report.recount(self._tables, units.values(), self._join_graph)
             if config is not None:

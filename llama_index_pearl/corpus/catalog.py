@@ -20,6 +20,7 @@ from llama_index.core.schema import BaseNode
 
 from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.units import KIND, QUESTION, TABLE_IDS, unit_meta
+from llama_index_pearl.corpus.values import table_values
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.serialization import Serializer
 
@@ -50,12 +51,15 @@ class Catalog:
             has none.
         columns: Each column's vector and the words of the names (:mod:`~llama_index_pearl.corpus.columns`);
             empty for an index persisted before they existed.
+        values: Table id -> the text values its rows hold (:func:`~llama_index_pearl.corpus.values.table_values`);
+            a table missing here holds none known (an index persisted before values were kept).
     """
 
     texts: dict[str, str] = field(default_factory=dict)
     units: dict[str, UnitInfo] = field(default_factory=dict)
     sources: dict[str, str | None] = field(default_factory=dict)
     columns: ColumnIndex = field(default_factory=ColumnIndex)
+    values: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -81,6 +85,7 @@ class Catalog:
             {u.node_id: UnitInfo.of(u) for u in units},
             {t.id: t.source for t in tables if t.source is not None},
             columns if columns is not None else ColumnIndex(),
+            {t.id: held for t in tables if (held := table_values(t))},
         )
 
     @classmethod
@@ -103,6 +108,7 @@ class Catalog:
         units: Iterable[BaseNode],
         sources: Mapping[str, str | None] | None = None,
         columns: ColumnIndex | None = None,
+        values: Mapping[str, list[str]] | None = None,
     ) -> None:
         """Apply an update: drop removed tables and units, add the new ones (in place)."""
         removed_tables = list(removed_tables)
@@ -110,6 +116,8 @@ class Catalog:
         for table_id in removed_tables:
             self.texts.pop(table_id, None)
             self.sources.pop(table_id, None)
+            self.values.pop(table_id, None)
+        self.values.update((t, v) for t, v in (values or {}).items() if v)
         self.sources.update((t, s) for t, s in (sources or {}).items() if s is not None)
         for unit_id in removed_units:
             self.units.pop(unit_id, None)
@@ -120,9 +128,10 @@ class Catalog:
         """JSON of the catalog, one list per field (few containers to read back: a load allocates little).
 
         ``{"texts": {table id: text}, "sources": {table id: source}, "units": {"ids", "kinds", "questions", "tables",
-        "table_counts"}, "columns": {"tables", "columns", "words"}}``: ``tables`` holds every unit's tables as
-        numbers in ``texts``' order, ``table_counts`` how many each; ``sources`` only the tables that have one;
-        ``columns`` names what each column vector and word vector stands for (the vectors are ``columns.npz``'s).
+        "table_counts"}, "columns": {"tables", "columns", "words"}, "values": {table id: values}}``: ``tables``
+        holds every unit's tables as numbers in ``texts``' order, ``table_counts`` how many each; ``sources`` and
+        ``values`` only the tables that have some; ``columns`` names what each column vector and word vector stands
+        for (the vectors are ``columns.npz``'s).
         """
         number = {table_id: i for i, table_id in enumerate(self.texts)}
         infos = self.units.values()
@@ -134,6 +143,7 @@ class Catalog:
             },
             "texts": self.texts,
             "sources": {t: s for t, s in self.sources.items() if s is not None},
+            "values": {t: v for t, v in self.values.items() if v},
             "units": {
                 "ids": list(self.units),
                 "kinds": [info.kind for info in infos],
@@ -152,6 +162,11 @@ class Catalog:
         sources = data.get("sources", {})
         if not isinstance(sources, dict) or not all(t in texts and isinstance(s, str) for t, s in sources.items()):
             raise ValueError("sources must map table ids of texts to their sources")
+        values = data.get("values", {})
+        if not isinstance(values, dict) or not all(
+            t in texts and isinstance(v, list) and all(isinstance(x, str) for x in v) for t, v in values.items()
+        ):
+            raise ValueError("values must map table ids of texts to lists of texts")
         names = list(texts)
         columns = data["units"]
         ids, kinds, questions = columns["ids"], columns["kinds"], columns["questions"]
@@ -166,7 +181,7 @@ class Catalog:
                 raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
             units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
             start += count
-        return cls(dict(texts), units, dict(sources), _column_names(data.get("columns"), names))
+        return cls(dict(texts), units, dict(sources), _column_names(data.get("columns"), names), dict(values))
 
 
 def _column_names(data: Any, tables: list[str]) -> ColumnIndex:

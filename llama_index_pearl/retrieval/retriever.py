@@ -26,6 +26,7 @@ Pipeline step: retrieval (docs/architecture.md).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Generator, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
@@ -186,7 +187,7 @@ class PearlRetriever(BaseRetriever):
                 if embedding is None:
                     embedding = yield _Embed(strings)
                     state.query_cache.put(strings, embedding)
-            questions.append(Question(text, embedding))
+            questions.append(Question(text, embedding, asked=bundle.query_str))
         if self._set_rule is not None and len(state.columns.vectors):
             questions = yield from self._with_words(state, questions)
         rankings = yield from state.search.rank(questions, request)
@@ -213,7 +214,7 @@ class PearlRetriever(BaseRetriever):
         matrices = [
             np.asarray([known[w] for w in words], dtype=np.float32).reshape(len(words), dimension) for words in asked
         ]
-        return [Question(q.text, q.embedding, m) for q, m in zip(questions, matrices)]
+        return [dataclasses.replace(q, word_vectors=m) for q, m in zip(questions, matrices)]
 
     def _requests(self, state: RetrievalState) -> tuple[AnswerRequest, SearchRequest]:
         """What this retriever asks of a revision now: of its answer, and of its search as deep as that answer

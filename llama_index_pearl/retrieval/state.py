@@ -116,6 +116,7 @@ class RetrievalState:
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
+        self.values = {table: frozenset(held) for table, held in catalog.values.items()}
         self.set_rule = SetRule.of(revision.config)
         own = parse_business_words(revision.config.business_words or "")
         self.thesaurus = {**BUSINESS_WORDS, **own} if revision.config.thesaurus else own
@@ -133,7 +134,7 @@ class RetrievalState:
 
     def _answer(self, nodes: ResultNodes) -> SetAnswer:
         """The answer step over these result nodes (the index's, or a scope's)."""
-        return SetAnswer(self.search, self.words, nodes, self.sources, self.router, self.columns)
+        return SetAnswer(self.search, self.words, nodes, self.sources, self.router, self.columns, self.values)
 
     @property
     def unit_ids(self) -> list[str]:

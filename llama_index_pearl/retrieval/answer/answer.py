@@ -31,6 +31,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
     content_words,
     features,
     quoted_words,
+    value_groups,
     word_shares,
 )
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
@@ -92,6 +93,8 @@ class SetAnswer:
         sources: Table -> its source (provenance).
         router: The routing of a lake's questions.
         columns: The column vectors of the revision's tables.
+        values: Table -> the text values its rows hold (:mod:`~llama_index_pearl.corpus.values`): a table holding a
+            value the question names is at least may-be-needed.
     """
 
     def __init__(
@@ -102,6 +105,7 @@ class SetAnswer:
         sources: Mapping[str, str | None],
         router: Router,
         columns: ColumnIndex | None = None,
+        values: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.search = search
         self.scoring = search if isinstance(search, ScopedScoring) else None
@@ -110,6 +114,7 @@ class SetAnswer:
         self.sources = sources
         self.router = router
         self.columns = columns if columns is not None else ColumnIndex()
+        self.values = values if values is not None else {}
 
     def depth(self, request: AnswerRequest) -> int:
         """Tables of the ranking the answer reads: ``k``, or as deep as the set rule and the routing read.
@@ -183,11 +188,16 @@ class SetAnswer:
             table_set, confidence=confidence, route=chosen, hedges=hedges, alternatives=alternatives
         )
 
-    def _chosen(self, ranked: Ranked, rule: SetRule, scope: Scope | None) -> TableSet:
-        """The set read off each candidate's confidence, within ``scope``."""
+    def _chosen(self, ranked: Ranked, rule: SetRule, scope: Scope | None, home: str | None = None) -> TableSet:
+        """The set read off each candidate's confidence, within ``scope`` (routed to ``home``: only its tables are
+        read for the values the question names; another source's table comes in by a key, not by a value)."""
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
+        named = value_groups(ranked.question.as_asked) if self.values else frozenset()
+        for table in evidence.tables:  # a value the question names: the table it filters is at least may-be-needed
+            if (home is None or self.sources.get(table) == home) and not named.isdisjoint(self.values.get(table, ())):
+                confidence[table] = max(confidence[table], rule.maybe)
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
 
@@ -196,7 +206,7 @@ class SetAnswer:
         ``route.confidence``: a table is needed only if the question means its source, so each confidence is the
         table's within the source times that (the tiers are read within the source)."""
         within, inside = self._within(ranked, rule, route, scope)
-        answer = self._chosen(within, rule, inside)
+        answer = self._chosen(within, rule, inside, route.source)
         confidence = {t: c * route.confidence for t, c in answer.confidence.items()}
         return dataclasses.replace(answer, confidence=confidence, route=route)
 

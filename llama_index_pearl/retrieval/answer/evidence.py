@@ -39,6 +39,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from llama_index_pearl.corpus.lexical import text_tokens
+from llama_index_pearl.corpus.values import value_form
 from llama_index_pearl.text.words import written_words
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "content_words",
     "features",
     "quoted_words",
+    "value_groups",
     "word_shares",
     "word_weights",
 ]
@@ -57,6 +59,7 @@ __all__ = [
 MAX_DISTANCE = 4  # joins counted from the seed: farther tables, and tables no join reaches, count as this far
 MAX_WORDS = 12  # content words of a question matched against columns
 WORD_MATCH = 0.45  # a word's best column cosine below this names nothing (word_column_wins)
+MAX_VALUE_WORDS = 5  # words of the longest value a question is read for ("classic cars", "new york city")
 BEYOND_SEED = 0.05  # a column answers a word better than the seed's by this much: it adds to the seed (beyond_seed)
 
 # Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
@@ -92,6 +95,28 @@ def content_words(question: str) -> list[str]:
     """
     kept = (w for w in written_words(question) if len(w) > 2 and w not in _FUNCTION_WORDS and w not in QUESTION_WORDS)
     return list(dict.fromkeys(kept))[:MAX_WORDS]
+
+
+def value_groups(question: str) -> frozenset[str]:
+    """The groups of a question's words that may name a value (as :func:`~llama_index_pearl.corpus.values.value_form`
+    writes values): up to ``MAX_VALUE_WORDS`` words, neither the first nor the last a question word, one at least
+    neither a function nor a question word (values start with one: "On Hold", "The Beatles").
+
+    >>> sorted(value_groups("Which orders are on hold?"))
+    ['are on hold', 'hold', 'on hold', 'orders', 'orders are', 'orders are on', 'orders are on hold']
+
+    Args:
+        question: The question, as the user wrote it.
+    """
+    words = value_form(question).split()
+    asking = [w in QUESTION_WORDS for w in words]
+    content = [not asking[i] and w not in _FUNCTION_WORDS for i, w in enumerate(words)]
+    return frozenset(
+        " ".join(words[i : i + n])
+        for n in range(1, MAX_VALUE_WORDS + 1)
+        for i in range(len(words) - n + 1)
+        if not asking[i] and not asking[i + n - 1] and any(content[i : i + n])
+    )
 
 
 def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:

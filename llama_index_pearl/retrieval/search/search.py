@@ -96,11 +96,18 @@ class Question:
         embedding: Its unit-length query vector.
         word_vectors: The unit-length vector of each of its content words
             (:func:`~llama_index_pearl.retrieval.answer.evidence.content_words`; ``None``: not embedded).
+        asked: The question as the user wrote it, before the thesaurus added its schema words (empty: ``text``).
     """
 
     text: str
     embedding: list[float]
     word_vectors: np.ndarray | None = None
+    asked: str = ""
+
+    @property
+    def as_asked(self) -> str:
+        """The question in the user's own words."""
+        return self.asked or self.text
 
 
 @dataclass(frozen=True)
