@@ -7,8 +7,8 @@ out of the fit in turn (the others weighted alike).
   interactions, which a logistic model cannot weigh. Their figures move by a few questions from run to run: a
   split falls on float differences in the evidence that the logistic model does not feel.
 - ``logistic + values``: the shipped form with one more feature, how many values the question names that the
-  candidate's rows hold (``log1p``; a group of up to five of the question's words equal to a text cell, the
-  longest groups only: ``route_trials.named_values``), as the LLM-free schema linkers read values.
+  candidate's rows hold (``log1p``; the question's word groups equal to a text value, as the answer step reads
+  both, the longest groups only: ``route_trials.named_values``), as the LLM-free schema linkers read values.
 - ``values as a floor``: the shipped form, then every candidate holding a value the question names at least at the
   second bar (``MAYBE``): a rule, not a weight, so the header-only sets (no values) are left as they are.
 - ``by expected count``: the logistic model's logit recalibrated by how many tables it expects the question to
@@ -30,10 +30,11 @@ import argparse
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from route_trials import named_values, table_cells
+from route_trials import named_values
 from table_sets import auc, labelled, logistic, question_rows
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.corpus.values import table_values
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 
 MAYBE = 0.12
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         index = PearlTableIndex.from_tables(bench.tables, config=PearlConfig())
         rows = question_rows(index, bench.queries, True)
         x, y = labelled(bench.queries, rows)
-        cells = {table_id: table_cells(table) for table_id, table in index.tables.items()}
+        cells = {table_id: set(table_values(table)) for table_id, table in index.tables.items()}
         asked = [(n, q, r) for n, (q, r) in enumerate(zip(bench.queries, rows)) if len(r["evidence"].tables)]
         data[bench.name] = {
             "x": x,

@@ -5,8 +5,9 @@ logit with each dev set held out in turn, and prints Source@1 and the route's EC
   (the largest, over the question's content words, of its best column cosine less the other sources' best): a word
   only one database holds a column for ("shipper").
 - ``values``: how many values the question names that the source's rows hold (``log1p``): a word group of the
-  question (up to five words, neither starting nor ending with a stop word) equal to a text cell of one of its
-  tables, the longest such groups only ("AC/DC", "classic cars", "PG-13").
+  question equal to a text value of one of its tables, read as the answer step reads them
+  (``evidence.value_groups``, ``corpus.values.table_values``), the longest such groups only ("AC/DC", "classic
+  cars", "PG-13").
 
 Sets given with ``--held-out`` are measured with the model fitted on all the others, never fitted on.
 
@@ -18,63 +19,30 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 import numpy as np
 from routing import conditional_logit, question_rows
 
-from llama_index_pearl import PearlConfig, PearlTableIndex, Table
-from llama_index_pearl.corpus.lexical import STOP_WORDS
+from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.corpus.values import table_values
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
-
-_WORD = re.compile(r"[0-9a-z]+(?:['.-][0-9a-z]+)*")
-_ASKING = STOP_WORDS | {"what", "which", "who", "how", "many", "much", "show", "list", "each", "all", "every", "me"}
-MAX_VALUE_CHARS = 60
-
-
-def _normal(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
-
-
-def table_cells(table: Table) -> set[str]:
-    """A table's text cells, normalised (numbers left out: a year or a count names nothing)."""
-    cells = set()
-    for column in table.df.columns:
-        for cell in table.df[column].dropna().astype(str).unique():
-            text = _normal(cell)
-            if text and len(text) <= MAX_VALUE_CHARS and re.search(r"[a-z]", text) and not _number(cell):
-                cells.add(text)
-    return cells
+from llama_index_pearl.retrieval.answer.evidence import value_groups
 
 
 def source_values(index: PearlTableIndex) -> dict[str | None, set[str]]:
-    """Each source's text cells (:func:`table_cells`)."""
+    """Each source's text values, as the index keeps them (:func:`~llama_index_pearl.corpus.values.table_values`)."""
     held: dict[str | None, set[str]] = {}
     for table_id, source in index.revisions.state().sources.items():
-        held.setdefault(source, set()).update(table_cells(index.tables[table_id]))
+        held.setdefault(source, set()).update(table_values(index.tables[table_id]))
     return held
 
 
-def _number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-def named_values(question: str, cells: set[str], longest: int = 5) -> list[str]:
-    """The question's word groups that are cells, the longest only."""
-    words = _WORD.findall(question.lower())
-    groups = {
-        " ".join(words[i : i + n])
-        for n in range(1, longest + 1)
-        for i in range(len(words) - n + 1)
-        if words[i] not in _ASKING and words[i + n - 1] not in _ASKING
-    }
-    found = [g for g in groups if g in cells]
+def named_values(question: str, cells: Container[str]) -> list[str]:
+    """The question's word groups (:func:`~llama_index_pearl.retrieval.answer.evidence.value_groups`, as the answer
+    step reads them) that are cells, the longest only."""
+    found = [g for g in value_groups(question) if g in cells]
     return [g for g in found if not any(g != o and f" {g} " in f" {o} " for o in found)]
 
 
