@@ -9,7 +9,7 @@ import pytest
 from llama_index_pearl import PearlTableIndex, Table
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.values import MAX_VALUE_CHARS, MAX_VALUES, table_values, value_form
-from llama_index_pearl.retrieval.answer.evidence import value_groups
+from llama_index_pearl.retrieval.answer.evidence import value_floor, value_groups
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 
 
@@ -24,6 +24,11 @@ def test_a_tables_values_are_its_text_cells_once_each_numbers_and_missing_cells_
         {"status": ["Shipped", "Cancelled", "shipped", None], "amount": ["12.5", "3", "7", "1"], "year": [1, 2, 3, 4]}
     )
     assert table_values(Table("orders", frame)) == ["shipped", "cancelled"]
+
+
+def test_the_cells_exports_write_for_no_value_are_no_values():
+    frame = pd.DataFrame({"status": ["NA", "N/A", "\\N", "NULL", "#N/A", "Shipped"]})
+    assert table_values(Table("orders", frame)) == ["shipped"]
 
 
 def test_prose_longer_than_a_value_is_left_out():
@@ -52,13 +57,27 @@ def test_a_value_group_spans_at_most_five_words():
     assert all(len(g.split()) <= 5 for g in value_groups("alpha beta gamma delta epsilon zeta eta theta"))
 
 
+def test_a_table_holding_a_named_value_is_raised_to_the_floor_and_no_higher():
+    values = {"warehouses": frozenset({"tamsin cove"}), "orders": frozenset({"shipped"})}
+    raised = value_floor({"orders": 0.9, "warehouses": 0.03}, frozenset({"tamsin cove"}), values, 0.12)
+    assert raised == {"orders": 0.9, "warehouses": 0.12}
+
+
+def test_a_table_of_another_database_than_the_routed_one_is_not_read_for_values():
+    values = {"shop.warehouses": frozenset({"tamsin cove"}), "zoo.sites": frozenset({"tamsin cove"})}
+    sources = {"shop.warehouses": "shop", "zoo.sites": "zoo"}
+    confidence = {"shop.warehouses": 0.03, "zoo.sites": 0.03}
+    raised = value_floor(confidence, frozenset({"tamsin cove"}), values, 0.12, sources, home="shop")
+    assert raised == {"shop.warehouses": 0.12, "zoo.sites": 0.03}
+
+
 def test_the_catalog_keeps_each_tables_values_through_json_and_an_update():
     orders = Table("orders", pd.DataFrame({"status": ["Shipped", "Cancelled"]}))
     catalog = Catalog(texts={"orders": "orders"}, values={"orders": table_values(orders)})
     back = Catalog.from_dict(catalog.to_dict())
-    assert back.values == {"orders": ["shipped", "cancelled"]}
+    assert back.values == {"orders": frozenset({"shipped", "cancelled"})}
     back.change(["orders"], [], {"films": "films"}, [], values={"films": ["comedy"]})
-    assert back.values == {"films": ["comedy"]}
+    assert back.values == {"films": frozenset({"comedy"})}
 
 
 def test_a_catalog_written_before_values_were_kept_reads_with_none():

@@ -51,15 +51,16 @@ class Catalog:
             has none.
         columns: Each column's vector and the words of the names (:mod:`~llama_index_pearl.corpus.columns`);
             empty for an index persisted before they existed.
-        values: Table id -> the text values its rows hold (:func:`~llama_index_pearl.corpus.values.table_values`);
-            a table missing here holds none known (an index persisted before values were kept).
+        values: Table id -> the text values its rows hold (:func:`~llama_index_pearl.corpus.values.table_values`),
+            immutable, so a retrieval state copies the mapping and not the values; a table missing here holds none
+            known (an index persisted before values were kept).
     """
 
     texts: dict[str, str] = field(default_factory=dict)
     units: dict[str, UnitInfo] = field(default_factory=dict)
     sources: dict[str, str | None] = field(default_factory=dict)
     columns: ColumnIndex = field(default_factory=ColumnIndex)
-    values: dict[str, list[str]] = field(default_factory=dict)
+    values: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -85,7 +86,7 @@ class Catalog:
             {u.node_id: UnitInfo.of(u) for u in units},
             {t.id: t.source for t in tables if t.source is not None},
             columns if columns is not None else ColumnIndex(),
-            {t.id: held for t in tables if (held := table_values(t))},
+            {t.id: frozenset(held) for t in tables if (held := table_values(t))},
         )
 
     @classmethod
@@ -108,7 +109,7 @@ class Catalog:
         units: Iterable[BaseNode],
         sources: Mapping[str, str | None] | None = None,
         columns: ColumnIndex | None = None,
-        values: Mapping[str, list[str]] | None = None,
+        values: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         """Apply an update: drop removed tables and units, add the new ones (in place)."""
         removed_tables = list(removed_tables)
@@ -117,7 +118,7 @@ class Catalog:
             self.texts.pop(table_id, None)
             self.sources.pop(table_id, None)
             self.values.pop(table_id, None)
-        self.values.update((t, v) for t, v in (values or {}).items() if v)
+        self.values.update((t, frozenset(v)) for t, v in (values or {}).items() if v)
         self.sources.update((t, s) for t, s in (sources or {}).items() if s is not None)
         for unit_id in removed_units:
             self.units.pop(unit_id, None)
@@ -143,7 +144,7 @@ class Catalog:
             },
             "texts": self.texts,
             "sources": {t: s for t, s in self.sources.items() if s is not None},
-            "values": {t: v for t, v in self.values.items() if v},
+            "values": {t: sorted(v) for t, v in self.values.items() if v},
             "units": {
                 "ids": list(self.units),
                 "kinds": [info.kind for info in infos],
@@ -181,7 +182,8 @@ class Catalog:
                 raise ValueError(f"unit {unit_id} names tables {tables}, the catalog lists {len(names)}")
             units[unit_id] = UnitInfo(kind, [names[i] for i in tables], question)
             start += count
-        return cls(dict(texts), units, dict(sources), _column_names(data.get("columns"), names), dict(values))
+        held = {t: frozenset(v) for t, v in values.items()}
+        return cls(dict(texts), units, dict(sources), _column_names(data.get("columns"), names), held)
 
 
 def _column_names(data: Any, tables: list[str]) -> ColumnIndex:

@@ -3,7 +3,8 @@
 A question that names a value filters on the column holding it, so the table holding it is likely needed even where
 no word of the question names the table (``benchmarks/README.md``, "Other forms of the confidence"). Each table's
 text cells are kept in a normal form (:func:`value_form`: lower case, words only) with the catalog, built from the
-rows an index reads; numbers are left out (a year or a count names no table).
+rows an index reads; numbers are left out (a year or a count names no table), and so are the cells exports write for
+"no value" (``NA``, ``N/A``, ``\\N``: :data:`~llama_index_pearl.joins.profiles.NULL_MARKERS`).
 
 Pipeline step: corpus (docs/architecture.md).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from llama_index_pearl.joins.profiles import NULL_MARKERS
 from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = ["MAX_VALUES", "MAX_VALUE_CHARS", "table_values", "value_form"]
@@ -33,10 +35,11 @@ def value_form(text: str) -> str:
 
 
 def table_values(table: Table) -> list[str]:
-    """The distinct text values of a table's cells in :func:`value_form`, numbers and long texts left out.
+    """The distinct text values of a table's cells in :func:`value_form`, numbers, long texts and "no value"
+    markers left out.
 
     >>> import pandas as pd
-    >>> table_values(Table("t", pd.DataFrame({"status": ["Shipped", "Cancelled", "Shipped"], "n": [1, 2, 3]})))
+    >>> table_values(Table("t", pd.DataFrame({"status": ["Shipped", "Cancelled", "N/A"], "n": [1, 2, 3]})))
     ['shipped', 'cancelled']
 
     Args:
@@ -49,6 +52,8 @@ def table_values(table: Table) -> list[str]:
             text = cell_text(cell)
             form = value_form(text)
             if not form or len(form) > MAX_VALUE_CHARS or not _LETTER.search(form) or _number(text):
+                continue
+            if text.strip().lower() in NULL_MARKERS:
                 continue
             if form not in out:
                 out[form] = None

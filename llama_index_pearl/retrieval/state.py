@@ -116,7 +116,7 @@ class RetrievalState:
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
         self.words = QuestionWords(self.space, revision.table_text)
         self.columns = catalog.columns
-        self.values = {table: frozenset(held) for table, held in catalog.values.items()}
+        self.values = dict(catalog.values)
         self.set_rule = SetRule.of(revision.config)
         own = parse_business_words(revision.config.business_words or "")
         self.thesaurus = {**BUSINESS_WORDS, **own} if revision.config.thesaurus else own

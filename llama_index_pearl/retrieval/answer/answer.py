@@ -31,6 +31,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
     content_words,
     features,
     quoted_words,
+    value_floor,
     value_groups,
     word_shares,
 )
@@ -194,10 +195,9 @@ class SetAnswer:
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
-        named = value_groups(ranked.question.as_asked) if self.values else frozenset()
-        for table in evidence.tables:  # a value the question names: the table it filters is at least may-be-needed
-            if (home is None or self.sources.get(table) == home) and not named.isdisjoint(self.values.get(table, ())):
-                confidence[table] = max(confidence[table], rule.maybe)
+        if self.values:
+            named = value_groups(ranked.question.as_asked)
+            confidence = value_floor(confidence, named, self.values, rule.maybe, self.sources, home)
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
 

@@ -35,6 +35,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,7 @@ __all__ = [
     "content_words",
     "features",
     "quoted_words",
+    "value_floor",
     "value_groups",
     "word_shares",
     "word_weights",
@@ -97,6 +99,7 @@ def content_words(question: str) -> list[str]:
     return list(dict.fromkeys(kept))[:MAX_WORDS]
 
 
+@lru_cache(maxsize=256)  # a question routed to a database and its close rivals is read once
 def value_groups(question: str) -> frozenset[str]:
     """The groups of a question's words that may name a value (as :func:`~llama_index_pearl.corpus.values.value_form`
     writes values): up to ``MAX_VALUE_WORDS`` words, neither the first nor the last a question word, one at least
@@ -117,6 +120,39 @@ def value_groups(question: str) -> frozenset[str]:
         for i in range(len(words) - n + 1)
         if not asking[i] and not asking[i + n - 1] and any(content[i : i + n])
     )
+
+
+def value_floor(
+    confidence: Mapping[str, float],
+    named: frozenset[str],
+    values: Mapping[str, frozenset[str]],
+    floor: float,
+    sources: Mapping[str, str | None] | None = None,
+    home: str | None = None,
+) -> dict[str, float]:
+    """Each candidate's confidence, at least ``floor`` where its rows hold a value the question names: a question
+    naming a value filters on the column holding it.
+
+    >>> held = {"warehouses": frozenset({"tamsin cove"})}
+    >>> value_floor({"orders": 0.9, "warehouses": 0.03}, frozenset({"tamsin cove"}), held, 0.12)
+    {'orders': 0.9, 'warehouses': 0.12}
+
+    Args:
+        confidence: Candidate -> its confidence.
+        named: The question's :func:`value_groups`.
+        values: Table -> the values its rows hold.
+        floor: The confidence a table holding a named value gets at least (the may-be-needed bar).
+        sources: Table -> its source.
+        home: The source the question was routed to: only its tables are read for values (another source's table
+            comes in by a key, not by a cell it shares); ``None``: every table.
+    """
+    sources = sources or {}
+    return {
+        table: max(sure, floor)
+        if (home is None or sources.get(table) == home) and not named.isdisjoint(values.get(table, ()))
+        else sure
+        for table, sure in confidence.items()
+    }
 
 
 def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:
