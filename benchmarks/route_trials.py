@@ -12,7 +12,7 @@ logit with each dev set held out in turn, and prints Source@1 and the route's EC
 Sets given with ``--held-out`` are measured with the model fitted on all the others, never fitted on.
 
     python benchmarks/route_trials.py ../shared/bench/{spider,spider_realistic,spider2_lite,business_words} \\
-        runs/lakes/spider_lake runs/lakes/spider2_lake runs/bench/lake --held-out lake
+        runs/lakes/spider_lake runs/lakes/spider2_lake --held-out spider2_lake
 """
 
 from __future__ import annotations

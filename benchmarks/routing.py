@@ -12,7 +12,7 @@ its sources' evidence (:func:`~llama_index_pearl.retrieval.answer.routing.source
   (our own lake questions are measured, never fitted).
 
     python benchmarks/routing.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
-    python benchmarks/routing.py ../shared/bench/spider runs/bench/lake --held-out lake --json OUT
+    python benchmarks/routing.py ../shared/bench/spider runs/lakes/spider_lake --held-out spider_lake --json OUT
 """
 
 from __future__ import annotations
