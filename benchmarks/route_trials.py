@@ -6,7 +6,7 @@ logit with each dev set held out in turn, and prints Source@1 and the route's EC
   only one database holds a column for ("shipper").
 - ``values``: how many values the question names that the source's rows hold (``log1p``): a word group of the
   question equal to a text value of one of its tables, read as the answer step reads them
-  (``evidence.value_groups``, ``corpus.values.table_values``), the longest such groups only ("AC/DC", "classic
+  (``named_values.value_groups``, ``corpus.values.table_values``), the longest such groups only ("AC/DC", "classic
   cars", "PG-13").
 
 Sets given with ``--held-out`` are measured with the model fitted on all the others, never fitted on.
@@ -28,7 +28,7 @@ from routing import conditional_logit, question_rows
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.corpus.values import table_values
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
-from llama_index_pearl.retrieval.answer.evidence import value_groups
+from llama_index_pearl.retrieval.answer.named_values import value_groups
 
 
 def source_values(index: PearlTableIndex) -> dict[str | None, set[str]]:
@@ -40,7 +40,7 @@ def source_values(index: PearlTableIndex) -> dict[str | None, set[str]]:
 
 
 def named_values(question: str, cells: Container[str]) -> list[str]:
-    """The question's word groups (:func:`~llama_index_pearl.retrieval.answer.evidence.value_groups`, as the answer
+    """The question's word groups (:func:`~llama_index_pearl.retrieval.answer.named_values.value_groups`, as the answer
     step reads them) that are cells, the longest only."""
     found = [g for g in value_groups(question) if g in cells]
     return [g for g in found if not any(g != o and f" {g} " in f" {o} " for o in found)]

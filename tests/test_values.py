@@ -9,7 +9,7 @@ import pytest
 from llama_index_pearl import PearlTableIndex, Table
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.values import MAX_VALUE_CHARS, MAX_VALUES, table_values, value_form
-from llama_index_pearl.retrieval.answer.evidence import value_floor, value_groups
+from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 
 

@@ -31,10 +31,9 @@ from llama_index_pearl.retrieval.answer.evidence import (
     content_words,
     features,
     quoted_words,
-    value_floor,
-    value_groups,
     word_shares,
 )
+from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.answer.router import Router
 from llama_index_pearl.retrieval.answer.routing import Route

@@ -35,16 +35,15 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
 
 import numpy as np
 
 from llama_index_pearl.corpus.lexical import text_tokens
-from llama_index_pearl.corpus.values import value_form
 from llama_index_pearl.text.words import written_words
 
 __all__ = [
     "FEATURES",
+    "FUNCTION_WORDS",
     "MAX_DISTANCE",
     "QUESTION_WORDS",
     "Candidate",
@@ -52,8 +51,6 @@ __all__ = [
     "content_words",
     "features",
     "quoted_words",
-    "value_floor",
-    "value_groups",
     "word_shares",
     "word_weights",
 ]
@@ -61,7 +58,6 @@ __all__ = [
 MAX_DISTANCE = 4  # joins counted from the seed: farther tables, and tables no join reaches, count as this far
 MAX_WORDS = 12  # content words of a question matched against columns
 WORD_MATCH = 0.45  # a word's best column cosine below this names nothing (word_column_wins)
-MAX_VALUE_WORDS = 5  # words of the longest value a question is read for ("classic cars", "new york city")
 BEYOND_SEED = 0.05  # a column answers a word better than the seed's by this much: it adds to the seed (beyond_seed)
 
 # Words that ask rather than name: a table holding "how" or "average" in a value says nothing of the question
@@ -73,7 +69,7 @@ QUESTION_WORDS = frozenset(
     ]
 )
 # Function words and the words of any analytic request: no column answers for them
-_FUNCTION_WORDS = frozenset(
+FUNCTION_WORDS = frozenset(
     [
         *("a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are"),
         *("was", "were", "be", "been", "being", "do", "does", "did", "has", "have", "had", "that", "this", "these"),
@@ -95,64 +91,8 @@ def content_words(question: str) -> list[str]:
     Args:
         question: The question.
     """
-    kept = (w for w in written_words(question) if len(w) > 2 and w not in _FUNCTION_WORDS and w not in QUESTION_WORDS)
+    kept = (w for w in written_words(question) if len(w) > 2 and w not in FUNCTION_WORDS and w not in QUESTION_WORDS)
     return list(dict.fromkeys(kept))[:MAX_WORDS]
-
-
-@lru_cache(maxsize=256)  # a question routed to a database and its close rivals is read once
-def value_groups(question: str) -> frozenset[str]:
-    """The groups of a question's words that may name a value (as :func:`~llama_index_pearl.corpus.values.value_form`
-    writes values): up to ``MAX_VALUE_WORDS`` words, neither the first nor the last a question word, one at least
-    neither a function nor a question word (values start with one: "On Hold", "The Beatles").
-
-    >>> sorted(value_groups("Which orders are on hold?"))
-    ['are on hold', 'hold', 'on hold', 'orders', 'orders are', 'orders are on', 'orders are on hold']
-
-    Args:
-        question: The question, as the user wrote it.
-    """
-    words = value_form(question).split()
-    asking = [w in QUESTION_WORDS for w in words]
-    content = [not asking[i] and w not in _FUNCTION_WORDS for i, w in enumerate(words)]
-    return frozenset(
-        " ".join(words[i : i + n])
-        for n in range(1, MAX_VALUE_WORDS + 1)
-        for i in range(len(words) - n + 1)
-        if not asking[i] and not asking[i + n - 1] and any(content[i : i + n])
-    )
-
-
-def value_floor(
-    confidence: Mapping[str, float],
-    named: frozenset[str],
-    values: Mapping[str, frozenset[str]],
-    floor: float,
-    sources: Mapping[str, str | None] | None = None,
-    home: str | None = None,
-) -> dict[str, float]:
-    """Each candidate's confidence, at least ``floor`` where its rows hold a value the question names: a question
-    naming a value filters on the column holding it.
-
-    >>> held = {"warehouses": frozenset({"tamsin cove"})}
-    >>> value_floor({"orders": 0.9, "warehouses": 0.03}, frozenset({"tamsin cove"}), held, 0.12)
-    {'orders': 0.9, 'warehouses': 0.12}
-
-    Args:
-        confidence: Candidate -> its confidence.
-        named: The question's :func:`value_groups`.
-        values: Table -> the values its rows hold.
-        floor: The confidence a table holding a named value gets at least (the may-be-needed bar).
-        sources: Table -> its source.
-        home: The source the question was routed to: only its tables are read for values (another source's table
-            comes in by a key, not by a cell it shares); ``None``: every table.
-    """
-    sources = sources or {}
-    return {
-        table: max(sure, floor)
-        if (home is None or sources.get(table) == home) and not named.isdisjoint(values.get(table, ()))
-        else sure
-        for table, sure in confidence.items()
-    }
 
 
 def word_weights(holders: Mapping[str, int], n_tables: int) -> dict[str, float]:
