@@ -81,6 +81,7 @@ from llama_index_pearl.storage.integrity import (
     file_digests,
     reading,
 )
+from llama_index_pearl.storage.recorded_encoder import check_dimension, index_encoder
 from llama_index_pearl.storage.snapshot import FolderReplaced, FolderSnapshot
 from llama_index_pearl.storage.table_records import LazyTables, write_tables_file
 from llama_index_pearl.storage.unit_stores import DOCSTORE, FAISS_FILE, INDEX_STORE, OpenedStores
@@ -88,15 +89,7 @@ from llama_index_pearl.store.any_store import index_dimension, store_location
 from llama_index_pearl.store.faiss_store import ID_MAP_FILE, PearlFaissStore
 from llama_index_pearl.store.hnsw import HnswSettings
 from llama_index_pearl.tables.table import Table
-from llama_index_pearl.text.models import (
-    embed_model_name,
-    encoder_from_identity,
-    encoder_identity,
-    prepare_encoder,
-    resolve_llm,
-    same_encoder,
-    settings_embed_model,
-)
+from llama_index_pearl.text.models import embed_model_name, encoder_identity, resolve_llm
 
 __all__ = [
     "FORMAT_NAME",
@@ -251,70 +244,6 @@ def _hold_files(snapshot: FolderSnapshot, manifest: dict[str, Any], needed: list
     snapshot.hold(snapshot.path(MANIFEST), manifest["files"])
 
 
-def _encoder(folder: Path, manifest: dict[str, Any], given: BaseEmbedding | None, allow_change: bool) -> BaseEmbedding:
-    """The given encoder if it is the index's (or a change is allowed), else the recorded one.
-
-    Given none, ``Settings.embed_model`` answers when it is the recorded encoder (an index built with it); another
-    one set there never replaces the index's encoder: its vectors would not compare with the index's.
-    """
-    recorded = manifest["encoder"]
-    model = given if given is not None else _recorded_encoder(folder, recorded)
-    identity = encoder_identity(model)
-    if not allow_change and not same_encoder(identity, recorded):
-        raise ValueError(
-            f"Encoder mismatch: the index at {str(folder)!r} was built with {recorded.get('class', '?')}"
-            f"({recorded.get('model_name')!r}), the given encoder is {identity['class']}({identity['model_name']!r}); "
-            "its vectors would rank nonsense. Pass the index's encoder, or allow_encoder_change=True "
-            "if the two are known to embed alike"
-        )
-    if allow_change and not same_encoder(identity, recorded):
-        logger.warning(
-            "Loading %s with encoder %s (built with %s): allow_encoder_change=True", folder, identity, recorded
-        )
-    prepare_encoder(model, batches=False, background=True)  # while the index is read; _check_dimension waits
-    return model
-
-
-def _recorded_encoder(folder: Path, recorded: dict[str, str]) -> BaseEmbedding:
-    """The encoder the manifest names: ``Settings.embed_model`` if it is that one, else rebuilt from its name."""
-    chosen = settings_embed_model()
-    if chosen is not None and same_encoder(encoder_identity(chosen), recorded):
-        return chosen
-    built_with = f"{recorded.get('class', '?')}({recorded.get('model_name')!r})"
-    setting = "" if chosen is None else f"; Settings.embed_model is {_named(chosen)}, another encoder"
-    model = encoder_from_identity(recorded)
-    if model is None:
-        raise ValueError(
-            f"The index at {str(folder)!r} was built with encoder {built_with}, which cannot be rebuilt here"
-            f"{setting}: pass embed_model="
-        )
-    if chosen is not None:
-        logger.warning(
-            "%s answers with the encoder it was built with, %s%s (pass embed_model= to choose)",
-            folder,
-            built_with,
-            setting,
-        )
-    return model
-
-
-def _named(model: BaseEmbedding) -> str:
-    identity = encoder_identity(model)
-    return f"{identity['class']}({identity['model_name']!r})"
-
-
-def _check_dimension(folder: Path, manifest: dict[str, Any], model: BaseEmbedding) -> None:
-    dimension = manifest["dimension"]
-    model_dimension = len(model.get_query_embedding("dimension probe"))
-    if model_dimension != dimension:
-        recorded = manifest["encoder"]
-        raise ValueError(
-            f"Embedding dimension mismatch: index at {str(folder)!r} was built with "
-            f"{recorded.get('model_name')!r} (dimension {dimension}), the given model "
-            f"produces dimension {model_dimension}"
-        )
-
-
 def load_index(
     folder: Path,
     *,
@@ -359,7 +288,7 @@ def _load(
 ) -> IndexParts:
     snapshot = FolderSnapshot(folder, MANIFEST)
     manifest = _read_manifest(snapshot)
-    model = _encoder(folder, manifest, embed_model, allow_encoder_change)
+    model = index_encoder(folder, manifest, embed_model, allow_encoder_change)
     needed = [TABLES, GRAPH, DOCSTORE, INDEX_STORE, CATALOG, LEXICAL]
     if manifest["vector_store"] == "faiss" and storage_context is None:
         needed.extend([FAISS_FILE, ID_MAP_FILE])
@@ -375,7 +304,7 @@ def _load(
     catalog.columns = _column_vectors(snapshot, manifest, catalog)
     graph = _read_graph(snapshot, set(catalog.texts))
     store = stores.vector_store(set(catalog.units))
-    _check_dimension(folder, manifest, model)
+    check_dimension(folder, manifest, model)
     snapshot.keep_only({TABLES, DOCSTORE, INDEX_STORE, LEXICAL})  # what is read after load
     return IndexParts(
         tables=LazyTables(folder / TABLES, list(catalog.texts), lambda parse: snapshot.parse_lines(TABLES, parse)),
