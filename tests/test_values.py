@@ -31,6 +31,11 @@ def test_the_cells_exports_write_for_no_value_are_no_values():
     assert table_values(Table("orders", frame)) == ["shipped"]
 
 
+def test_cells_pandas_cannot_hash_are_read_one_by_one():
+    frame = pd.DataFrame({"tags": [["rock"], ["jazz"]], "status": ["Shipped", "Shipped"]})
+    assert table_values(Table("albums", frame)) == ["rock", "jazz", "shipped"]
+
+
 def test_prose_longer_than_a_value_is_left_out():
     frame = pd.DataFrame({"note": ["x" * (MAX_VALUE_CHARS + 1), "On hold"]})
     assert table_values(Table("notes", frame)) == ["on hold"]

@@ -12,6 +12,9 @@ Pipeline step: corpus (docs/architecture.md).
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import pandas as pd
 
 from llama_index_pearl.joins.profiles import NULL_MARKERS
 from llama_index_pearl.tables.table import Table, cell_text
@@ -48,7 +51,7 @@ def table_values(table: Table) -> list[str]:
     out: dict[str, None] = {}
     for column in table.df.columns:
         kept = 0
-        for cell in table.df[column].tolist():
+        for cell in _distinct_cells(table.df[column]):
             text = cell_text(cell)
             form = value_form(text)
             if not form or len(form) > MAX_VALUE_CHARS or not _LETTER.search(form) or _number(text):
@@ -61,6 +64,15 @@ def table_values(table: Table) -> list[str]:
                 if kept == MAX_VALUES:
                     break
     return list(out)
+
+
+def _distinct_cells(cells: pd.Series) -> list[Any]:
+    """A column's distinct cells in the order they first appear: a status column of a million rows is normalised
+    a few times, not a million (cells pandas cannot hash, such as lists, are read one by one)."""
+    try:
+        return cells.unique().tolist()
+    except TypeError:
+        return cells.tolist()
 
 
 def _number(text: str) -> bool:
