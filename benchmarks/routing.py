@@ -9,10 +9,16 @@ its sources' evidence (:func:`~llama_index_pearl.retrieval.answer.routing.source
   alone (what routing replaces);
 - ``--learn`` fits the conditional logit on every set given (each weighted alike) and prints its weights and
   each set's Source@1 under the model fitted on the other sets. ``--held-out NAME`` keeps a set out of the fit
-  (our own lake questions are measured, never fitted).
+  (our own lake questions are measured, never fitted);
+- ``--rank-rates`` fits :data:`~llama_index_pearl.retrieval.answer.routing.RANK_RATES` (how often the table at
+  each rank within the question's own database is gold) on the sets but the held-out ones, each weighted alike, and
+  prints, per set, the ECE of the rank confidence over the tables it answers for (the ranking's first ten
+  of a source neither routed to nor a rival), with the rates fitted on the other sets: of a set of another family
+  (the spider sets and their lakes share databases, as do spider2_lite's).
 
     python benchmarks/routing.py ../shared/bench/spider ../shared/bench/spider2_lite --learn
     python benchmarks/routing.py ../shared/bench/spider runs/lakes/spider_lake --held-out spider_lake --json OUT
+    python benchmarks/routing.py ../shared/bench/{spider,business_words} runs/lakes/spider_lake --rank-rates
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ from table_sets import _word_vectors
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
-from llama_index_pearl.retrieval.answer.routing import ROUTE_DEPTH, Routing, route, source_evidence
+from llama_index_pearl.retrieval.answer.routing import (
+    RANK_RATES,
+    ROUTE_DEPTH,
+    Routing,
+    rank_confidence,
+    route,
+    source_evidence,
+)
 from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.text.models import embed_queries
 
@@ -62,10 +75,12 @@ def question_rows(index: PearlTableIndex, bench: Any) -> list[dict[str, Any]]:
         rows.append(
             {
                 "db": query.db,
+                "gold": set(query.gold_tables),
                 "evidence": evidence,
                 "best": state.sources.get(ids[0]) if ids else None,
                 "word_columns": per_word,
                 "ranked": Ranked(question, pooled, vector, boost, retriever.lexical_weight),
+                "sources": state.sources,
             }
         )
     return rows
@@ -115,11 +130,50 @@ def conditional_logit(x: np.ndarray, y: np.ndarray, g: np.ndarray, q: np.ndarray
     return w / spread
 
 
+def rank_rates(sets: dict[str, Sequence[dict[str, Any]]]) -> tuple[float, ...]:
+    """How often the table at each rank within the question's own database is gold (the last rate for every later
+    rank), per set, then the sets' mean."""
+    per_set = []
+    for rows in sets.values():
+        gold, seen = np.zeros(len(RANK_RATES)), np.zeros(len(RANK_RATES))
+        for row in rows:
+            ranks: Counter = Counter()
+            for table in row["ranked"].tables:
+                source = row["sources"].get(table.table_id)
+                ranks[source] += 1
+                if source == row["db"]:
+                    at = min(ranks[source], len(RANK_RATES)) - 1
+                    seen[at] += 1
+                    gold[at] += table.table_id in row["gold"]
+        per_set.append(gold / np.maximum(seen, 1))
+    return tuple(round(float(r), 2) for r in np.mean(per_set, axis=0))
+
+
+def rank_calibration(rows: Sequence[dict[str, Any]], rates: Sequence[float], twins: dict) -> tuple[int, float, float]:
+    """Over the tables the rank confidence answers for (the ranking's first ten of a source neither routed to nor
+    a close rival): how many, how often gold (percent), and the ECE of their confidence."""
+    pairs = []
+    for row in rows:
+        chosen = route(row["evidence"], Routing(), twins)
+        ids = [t.table_id for t in row["ranked"].tables]
+        sure = rank_confidence(ids, row["sources"], dict(chosen.probabilities), rates)
+        skip = {chosen.source, *chosen.rivals}
+        pairs += [(sure[t], t in row["gold"]) for t in ids[:10] if row["sources"].get(t) not in skip]
+    gold = 100.0 * sum(g for _, g in pairs) / max(1, len(pairs))
+    return len(pairs), round(gold, 1), round(calibration_error(pairs), 3)
+
+
+def _family(name: str) -> str:
+    """Sets over the same databases (a dev set and the lake built from it) are held out together."""
+    return "spider2" if name.startswith("spider2") else "spider" if name.startswith("spider") else name
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("benches", nargs="+", help="benchmark folders whose questions name their db")
     parser.add_argument("--learn", action="store_true", help="fit the routing on the sets (but the held-out ones)")
     parser.add_argument("--held-out", action="append", default=[], help="a set measured but never fitted on")
+    parser.add_argument("--rank-rates", action="store_true", help="fit RANK_RATES and measure the rank confidence")
     parser.add_argument("--json", help="write every figure here")
     args = parser.parse_args(argv)
     sets, twins_of, out = {}, {}, {"sets": {}, "learn": None}
@@ -152,6 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             held[name] = accuracy(sets[name], other, twins_of[name])  # Source@1, with twins, best table, ECE
         out["learn"] = {"routing": dataclasses.asdict(model), "held_out_source_at_1": held}
         print(json.dumps(out["learn"], indent=1))
+    if args.rank_rates:
+        fitted_on = {k: v for k, v in sets.items() if k not in args.held_out}
+        out["rank_rates"] = {"rates": rank_rates(fitted_on), "held_out": {}}
+        for name in sets:
+            rates = rank_rates({k: v for k, v in fitted_on.items() if _family(k) != _family(name)})
+            out["rank_rates"]["held_out"][name] = rank_calibration(sets[name], rates, twins_of[name])
+        print(json.dumps(out["rank_rates"], indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0

@@ -13,6 +13,7 @@ from llama_index_pearl.retrieval.answer.routing import (
     ROUTE_DEPTH,
     Routing,
     SourceEvidence,
+    rank_confidence,
     route,
     source_evidence,
     twin_sources,
@@ -32,6 +33,28 @@ def test_a_close_second_source_is_named_as_a_rival():
     chosen = route([a, b], Routing(), {})
     assert chosen.source == "a" and chosen.rivals == ("b",)
     assert chosen.confidence == pytest.approx(0.5)
+
+
+def test_a_table_no_set_reads_is_as_sure_as_its_databases_probability_times_how_often_its_rank_is_needed():
+    ranked = ["music.track", "films.film", "music.invoice", "films.rental", "music.album"]
+    sources = {t: t.split(".")[0] for t in ranked}
+    sure = rank_confidence(ranked, sources, {"music": 0.8, "films": 0.2}, rates=(0.9, 0.5))
+    assert sure["music.track"] == pytest.approx(0.8 * 0.9) and sure["films.film"] == pytest.approx(0.2 * 0.9)
+    assert sure["films.rental"] == pytest.approx(0.2 * 0.5)
+    assert sure["music.album"] == pytest.approx(0.8 * 0.5)  # the last rate holds for every later rank
+
+
+def test_a_database_the_routing_did_not_read_is_taken_as_not_meant():
+    assert rank_confidence(["shop.order"], {"shop.order": "shop"}, {"music": 1.0}) == {"shop.order": 0.0}
+
+
+def test_a_route_holds_every_sources_probability():
+    a = SourceEvidence("a", 0.0, 0.0, 0.5, 0.5, 2)
+    b = SourceEvidence("b", 0.1, 0.1, 0.2, 0.3, 1)
+    chosen = route([a, b], Routing(), {})
+    probabilities = dict(chosen.probabilities)
+    assert set(probabilities) == {"a", "b"} and sum(probabilities.values()) == pytest.approx(1.0)
+    assert probabilities["a"] == chosen.confidence
 
 
 def test_twins_are_named_only_when_the_ranking_holds_them():
@@ -172,6 +195,15 @@ def test_a_routed_tables_confidence_is_its_confidence_within_its_database_times_
     assert ours and all(m["set_tier"] == "needed" for m in ours)
     for m in ours:
         assert m["set_confidence"] == pytest.approx(within[m["table_id"]] * sure, abs=2e-4)
+
+
+def test_every_returned_table_of_a_lake_carries_a_confidence_no_surer_than_its_database(look_alikes):
+    nodes = look_alikes.as_retriever(similarity_top_k=6).retrieve("Which tracks did each customer buy?")
+    meta = [n.node.metadata for n in nodes]
+    routed, sure = meta[0]["routed_source"], meta[0]["route_confidence"]
+    elsewhere = [m for m in meta if m["source"] != routed]
+    assert len(meta) == 6 and elsewhere and all(m["set_confidence"] is not None for m in meta)
+    assert all(m["set_confidence"] <= 1.0 - sure + 1e-4 for m in elsewhere)
 
 
 def test_the_router_reads_a_ranking_route_depth_deep_only_where_the_reach_holds_two_sources(look_alikes):

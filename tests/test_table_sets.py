@@ -116,6 +116,12 @@ def test_a_bridge_is_never_surer_than_the_tables_it_joins():
     assert chosen.confidence["gig"] == 0.31
 
 
+def test_a_tables_confidence_is_its_evidences_before_its_ranks():
+    chosen = TableSet(("venue",), {"venue": MATCHED}, {"venue": 0.9}, other_confidence={"venue": 0.4, "label": 0.1})
+    assert chosen.confidence_of("venue") == 0.9 and chosen.confidence_of("label") == 0.1
+    assert chosen.confidence_of("artist") is None
+
+
 def test_the_set_comes_first_then_the_ranking():
     chosen = TableSet(("venue", "gig"), {"venue": MATCHED, "gig": BRIDGE})
     assert set_first(["artist", "venue", "label", "gig"], chosen) == ["venue", "gig", "artist", "label"]

@@ -36,7 +36,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
 from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.answer.router import Router
-from llama_index_pearl.retrieval.answer.routing import Route
+from llama_index_pearl.retrieval.answer.routing import Route, rank_confidence
 from llama_index_pearl.retrieval.answer.table_sets import SetRule, TableSet, choose_table_set, fit_whole, set_first
 from llama_index_pearl.retrieval.answer.words import QuestionWords
 from llama_index_pearl.retrieval.search.pooling import PooledTable
@@ -175,8 +175,11 @@ class SetAnswer:
             scope: The tables in reach (``None``: every table).
         """
         chosen = self.router.route(ranked, scope)
+        ids = [t.table_id for t in ranked.tables]
         if chosen is None:
-            return self._chosen(ranked, rule, scope)
+            meant = {self.sources.get(ids[0]): 1.0} if ids else {}  # its first tables hold one source
+            table_set = self._chosen(ranked, rule, scope)
+            return dataclasses.replace(table_set, other_confidence=rank_confidence(ids, self.sources, meant))
         alternatives = tuple(
             self._answer_within(ranked, rule, scope, Route(rival, sure))
             for rival, sure in zip(chosen.rivals, chosen.rival_confidences)
@@ -184,8 +187,15 @@ class SetAnswer:
         table_set = self._answer_within(ranked, rule, scope, chosen)
         hedges = tuple(dict.fromkeys(t for a in alternatives for t in a.needed if t not in table_set))
         confidence = {**{t: a.confidence[t] for a in alternatives for t in a.needed}, **table_set.confidence}
+        other = rank_confidence(ids, self.sources, dict(chosen.probabilities))
+        other.update((t, c) for a in alternatives for t, c in a.confidence.items())
         return dataclasses.replace(
-            table_set, confidence=confidence, route=chosen, hedges=hedges, alternatives=alternatives
+            table_set,
+            confidence=confidence,
+            route=chosen,
+            hedges=hedges,
+            alternatives=alternatives,
+            other_confidence=other,
         )
 
     def _chosen(self, ranked: Ranked, rule: SetRule, scope: Scope | None, home: str | None = None) -> TableSet:

@@ -226,7 +226,7 @@ class ResultNodes:
             "in_set": reason is not None,
             "set_tier": holder.tiers[hit.table_id].value if hit.table_id in holder.tiers else None,
             "set_reason": holder.reasons[hit.table_id].value if hit.table_id in holder.reasons else None,
-            "set_confidence": _rounded(table_set.confidence.get(hit.table_id)),
+            "set_confidence": _rounded(table_set.confidence_of(hit.table_id)),
             "set_source": holder.route.source if holder.route is not None and hit.table_id in holder else None,
             "set_size": table_set.size,
             # None and []: the question was not routed

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from llama_index_pearl.joins.table_names import COPY_COLUMNS, COPY_SHARE
 from llama_index_pearl.text.words import identifier_words, singular
 
 __all__ = [
+    "RANK_RATES",
     "RIVAL",
     "ROUTE_DEPTH",
     "TWIN_OVERLAP",
@@ -38,6 +39,7 @@ __all__ = [
     "Routing",
     "SourceEvidence",
     "preferred",
+    "rank_confidence",
     "route",
     "twin_sources",
 ]
@@ -46,6 +48,10 @@ ROUTE_DEPTH = 48  # tables of the ranking read to route a question (each source'
 RIVAL = 0.2  # a second source at least this probable is named beside the chosen one
 TWIN_OVERLAP = 0.5  # share of the smaller source's tables that its twin holds
 TWIN_TABLES = 2  # tables of the smaller source, and tables held in common, at the least
+# How often the table at each rank within its source (1, 2, ..., the last for every later rank) is needed when the
+# question means that source: fitted on every dev set whose questions name their database, sets alike
+# (``python benchmarks/routing.py ... --rank-rates``).
+RANK_RATES = (0.85, 0.48, 0.24, 0.16, 0.15, 0.12, 0.11, 0.05)
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,7 @@ class Route:
         rivals: Other sources at least ``RIVAL`` probable, most probable first.
         twins: Twins of the chosen source (copies of its schema) that the ranking holds.
         rival_confidences: Each rival's probability, in the order of ``rivals``.
+        probabilities: Every source of the ranking and its probability (:func:`rank_confidence` reads them).
     """
 
     source: str | None
@@ -113,6 +120,7 @@ class Route:
     rivals: tuple[str | None, ...] = ()
     twins: tuple[str | None, ...] = ()
     rival_confidences: tuple[float, ...] = ()
+    probabilities: tuple[tuple[str | None, float], ...] = field(default=(), repr=False)
 
 
 def source_evidence(
@@ -189,7 +197,8 @@ def route(evidence: Sequence[SourceEvidence], routing: Routing, twins: Mapping[s
     close = [i for i in order[1:] if p[i] >= RIVAL]
     copies = tuple(t for t in twins.get(best, ()) if t in present)
     rivals = tuple(evidence[i].source for i in close)
-    return Route(best, float(p[order[0]]), rivals, copies, tuple(float(p[i]) for i in close))
+    every = tuple((evidence[i].source, float(p[i])) for i in order)
+    return Route(best, float(p[order[0]]), rivals, copies, tuple(float(p[i]) for i in close), every)
 
 
 def preferred(chosen: Route, twins: Mapping[str | None, Iterable[str]], sources: Sequence[str]) -> Route:
@@ -213,7 +222,38 @@ def preferred(chosen: Route, twins: Mapping[str | None, Iterable[str]], sources:
     copies = {chosen.source, *twins.get(target, ())} - {target}
     kept = [(r, p) for r, p in zip(chosen.rivals, chosen.rival_confidences) if r != target and r not in copies]
     named = tuple(dict.fromkeys(t for t in (chosen.source, *chosen.twins) if t != target))
-    return Route(target, chosen.confidence, tuple(r for r, _ in kept), named, tuple(p for _, p in kept))
+    rivals, sure = tuple(r for r, _ in kept), tuple(p for _, p in kept)
+    return Route(target, chosen.confidence, rivals, named, sure, chosen.probabilities)
+
+
+def rank_confidence(
+    ranked: Iterable[str],
+    sources: Mapping[str, str | None],
+    probabilities: Mapping[str | None, float],
+    rates: Sequence[float] = RANK_RATES,
+) -> dict[str, float]:
+    """How surely the question needs each table, from its rank within its source alone: the probability that the
+    question means the source times how often a table at that rank is needed when it does (``rates``; the last for
+    every later rank). For the tables no set read: a database the question is not routed to, the tail of a
+    ranking. A source without a probability is taken as not meant.
+
+    >>> rank_confidence(["a.x", "b.y", "a.z"], {"a.x": "a", "b.y": "b", "a.z": "a"}, {"a": 0.75, "b": 0.25}, (1, 0.5))
+    {'a.x': 0.75, 'b.y': 0.25, 'a.z': 0.375}
+
+    Args:
+        ranked: Table ids, best first.
+        sources: Table -> its source.
+        probabilities: Source -> how probable it is that the question means it.
+        rates: How often the table at each rank within its source is needed, the source meant.
+    """
+    seen: Counter[str | None] = Counter()
+    out = {}
+    for table in ranked:
+        source = sources.get(table)
+        seen[source] += 1
+        rate = rates[min(seen[source], len(rates)) - 1]
+        out[table] = probabilities.get(source, 0.0) * rate
+    return out
 
 
 def twin_sources(

@@ -148,6 +148,9 @@ class TableSet:
             outside it, since the question may mean that database.
         alternatives: The set within each close rival database (:attr:`Route.rivals`), each with its own tiers,
             its ``route`` that database and how probable it is, its confidences times that probability.
+        other_confidence: Table -> how surely the question needs it, for the tables ``confidence`` lacks: a close
+            rival's other candidates, as its set reads them; any other table by its rank within its source
+            (:func:`~llama_index_pearl.retrieval.answer.routing.rank_confidence`).
     """
 
     tables: tuple[str, ...]
@@ -158,6 +161,7 @@ class TableSet:
     route: Route | None = None
     hedges: tuple[str, ...] = ()
     alternatives: tuple[TableSet, ...] = ()
+    other_confidence: Mapping[str, float] = field(default_factory=dict)
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self.reasons
@@ -171,6 +175,12 @@ class TableSet:
     def needed(self) -> tuple[str, ...]:
         """The tables of the needed tier, in order."""
         return tuple(t for t in self.tables if self.tiers.get(t) is SetTier.NEEDED)
+
+    def confidence_of(self, table_id: str) -> float | None:
+        """How surely the question needs a table: from the set's evidence, else from its rank (``None``: no
+        ranking read it)."""
+        sure = self.confidence.get(table_id)
+        return sure if sure is not None else self.other_confidence.get(table_id)
 
     def holding(self, table_id: str) -> TableSet | None:
         """The set that holds a table: this one, or the alternative whose needed tier holds it (``None``: none)."""
