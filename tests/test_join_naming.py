@@ -23,6 +23,8 @@ from llama_index_pearl.joins.naming import (
         ("ITEMID", ("item",), "id"),
         ("link_to_member", ("link", "to", "member"), None),
         ("gender_concept_id", ("gender", "concept"), "id"),
+        ("PID", ("p",), "id"),
+        ("LAID", ("la",), "id"),
     ],
 )
 def test_a_reference_is_its_entity_words_and_key_suffix(column, core, key):
@@ -87,3 +89,16 @@ def test_an_abbreviated_or_glued_key_name_counts_unless_it_names_another_table()
     assert key_name_worth("stay_id", table_forms("icustays")) == pytest.approx(0.8)
     assert key_name_worth("stor_id", table_forms("stores")) == pytest.approx(0.85)
     assert key_name_worth("title_id", table_forms("titleauthor"), others={("title",)}) == 0.0
+
+
+def test_a_tables_initials_glued_to_id_name_its_key():
+    assert key_name_worth("PID", table_forms("Person")) == pytest.approx(0.85)
+    assert key_name_worth("LAID", table_forms("Language")) == pytest.approx(0.85)
+    assert key_name_worth("po_id", table_forms("purchase_orders")) == pytest.approx(0.85)
+
+
+def test_initials_of_another_table_name_no_key():
+    # M_Cast links movies and people: its MID and PID are references, its own key is ID
+    assert key_name_worth("PID", table_forms("M_Cast")) == 0.0
+    assert key_name_worth("MID", table_forms("M_Cast")) == 0.0
+    assert key_name_worth("CGID", table_forms("caregivers")) == 0.0

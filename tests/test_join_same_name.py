@@ -93,6 +93,14 @@ def test_keys_whose_names_differ_by_an_abbreviation_join():
     assert found(clients, sales) == {("sales.customer_id", "clients.cust_id")}
 
 
+def test_keys_named_by_their_tables_initials_join_the_link_table_that_repeats_them():
+    # a movie database's export: each table's key is its initials and ID, a cast table links movies and people
+    movie = table("Movie", MID=sparse(21), title=["Up", "Heat", "Alien", "Jaws", "Rocky"])
+    person = table("Person", PID=sparse(22), Name=["Ann", "Bob", "Cy", "Di", "Ed"])
+    cast = table("M_Cast", ID=sparse(23), MID=sparse(24), PID=sparse(25))
+    assert found(movie, person, cast) == {("M_Cast.MID", "Movie.MID"), ("M_Cast.PID", "Person.PID")}
+
+
 def test_an_employee_number_and_an_employee_id_are_one_key():
     staff = table("staff", emp_no=sparse(14), last_name=["Li", "Ma", "Ng", "Oz", "Pi"])
     payroll = table(
@@ -161,3 +169,38 @@ def test_a_copy_numbering_rows_of_its_own_does_not_join_its_original_by_number()
     results = table("results", result_id=["13392", "5230", "7199", "22727", "5622"], **columns)
     sprints = table("sprint_results", result_id=["175", "57", "71", "2", "254"], **columns)
     assert ("sprint_results.result_id", "results.result_id") not in found(results, sprints)
+
+
+def header(table_id: str, *columns: str) -> Table:
+    """A table known by its header alone (a schema without rows)."""
+    return Table(table_id, pd.DataFrame(columns=list(columns)), source="db")
+
+
+def test_a_key_name_many_tables_lead_with_joins_the_one_table_it_alone_keys():
+    # a hospital's schema: patients are keyed by subject_id; admissions lead with it but are keyed by hadm_id beside
+    # it, and lab events name it after their own key
+    patients = header("patients", "subject_id", "gender", "anchor_age")
+    admissions = header("admissions", "subject_id", "hadm_id", "admittime")
+    labs = header("labevents", "labevent_id", "subject_id", "charttime")
+    assert found(patients, admissions, labs) == {
+        ("admissions.subject_id", "patients.subject_id"),
+        ("labevents.subject_id", "patients.subject_id"),
+    }
+
+
+def test_a_row_number_every_table_carries_joins_none_of_them():
+    codes = header("d_cpt", "row_id", "category", "section_header")
+    notes = header("noteevents", "row_id", "subject_id", "chartdate")
+    calls = header("callout", "row_id", "subject_id", "callout_status")
+    assert found(codes, notes, calls) == set()
+
+
+def test_a_table_keyed_after_its_row_number_is_read_from_its_next_column():
+    # every table of an export leads with its row number; patients are keyed by the column after it
+    patients = header("PATIENTS", "ROW_ID", "SUBJECT_ID", "GENDER")
+    admissions = header("ADMISSIONS", "ROW_ID", "SUBJECT_ID", "HADM_ID", "ADMITTIME")
+    notes = header("NOTEEVENTS", "ROW_ID", "SUBJECT_ID", "HADM_ID", "TEXT")
+    assert found(patients, admissions, notes) == {
+        ("ADMISSIONS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
+        ("NOTEEVENTS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
+    }

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from llama_index_pearl.joins import naming
+from llama_index_pearl.joins import abbreviations, naming
 from llama_index_pearl.text.words import identifier_words
 
 __all__ = ["CONVENTIONS", "by_convention", "convention_class"]
@@ -65,7 +65,7 @@ def convention_class(child_column: str, parent_table: str, parent_column: str) -
     forms = naming.table_forms(parent_table)
     match, role = 0.0, False
     for span, span_worth in ref.spans():
-        worth = naming.entity_match(span, forms)
+        worth = abbreviations.entity_match(span, forms)
         if worth > match:
             match, role = worth, span_worth < 1.0
     if ref.numbered and match:
@@ -77,7 +77,7 @@ def convention_class(child_column: str, parent_table: str, parent_column: str) -
             return "role_prefix"
         return "generic_key" if not naming.parse_reference(parent_column).core else "entity_key"
     if match:
-        return "abbreviation" if match == naming.ABBREVIATION_WORTH else "compound_table"
+        return "abbreviation" if match == abbreviations.ABBREVIATION_WORTH else "compound_table"
     return "same_name" if identifier_words(child_column) == identifier_words(parent_column) else "unrelated"
 
 

@@ -34,6 +34,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
+from llama_index_pearl.joins.abbreviations import (
+    ABBREVIATION_WORTH,
+    MIN_WORD,
+    abbreviates,
+    abbreviates_in_order,
+    entity_match,
+    initials,
+)
 from llama_index_pearl.text.words import identifier_words, singular
 
 __all__ = [
@@ -84,8 +92,6 @@ _GLUED_KEYS = (("id", 3), ("key", 4))
 # date_dim, DimCustomer, FactSales, customer_dimension: a table's role in a star schema, not its entity.
 WAREHOUSE_WORDS = frozenset({"dim", "dimension", "fact", "facts"})
 MAX_ROLE_SUFFIX = 2  # words after a key word that name a role: teamIDwinner, team_id_home_old
-MIN_WORD = 3  # shortest abbreviation, glued remainder or compound part that counts as a word
-SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43; emp, pub, prod are prefixes
 
 # How much a match of the column's entity with a table's name is worth (1.0: the whole name). A role prefix
 # and a table's head keep the 0.9 and an abbreviation the 0.85 that P_S gave them before names could stand
@@ -93,11 +99,10 @@ SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43
 # stands alone.
 ROLE_WORTH = 0.9  # the entity is the end of the column's core: gender_concept_id -> concept
 HEAD_WORTH = 0.9  # the entity is the end of the table's name: topic_id -> forum_topics
-ABBREVIATION_WORTH = 0.85  # cust_id -> customers
-GLUED_WORTH = 0.8  # hero_id -> superhero: the entity is glued into one word of the table's name
 AGENT_WORTH = 0.8  # creator_id -> users: a role, no entity named at all
 
 _NUMBERED = re.compile(r"^([a-z]+?)(\d+)$")
+_INITIALS_ID = re.compile(r"[A-Z]{1,2}ID")  # PID, LAID: a table's initials glued to ID, in capitals
 
 
 def entity_singular(token: str) -> str:
@@ -165,23 +170,6 @@ def bare_name(column: str, prefix: str) -> str:
     return text
 
 
-def abbreviates_in_order(short: str, word: str) -> bool:
-    """Whether ``short`` starts ``word`` and its other letters follow in order (``cd`` of ``customerdemographics``).
-
-    Args:
-        short: The abbreviation.
-        word: The word or glued words it may abbreviate.
-    """
-    if not short or not word or short[0] != word[0]:
-        return False
-    position = 1
-    for letter in short[1:]:
-        position = word.find(letter, position) + 1
-        if position == 0:
-            return False
-    return True
-
-
 @dataclass(frozen=True)
 class NameReference:
     """What a column's name says it refers to.
@@ -223,6 +211,8 @@ def parse_reference(column: str) -> NameReference:
     Args:
         column: The column's name as in the table.
     """
+    if _INITIALS_ID.fullmatch(column):
+        return NameReference((column[:-2].lower(),), "id")
     tokens = list(identifier_words(column))
     if len(tokens) > 1 and tokens[0] in MEASURE_WORDS:
         return NameReference(())  # NumberEmployees, num_players, UnitsOnOrder: a count of things, no reference
@@ -346,52 +336,6 @@ def _names_one_of(words: tuple[str, ...], entities: Collection[tuple[str, ...]])
     )
 
 
-def abbreviates(short: str, word: str) -> bool:
-    """``cust`` of ``customer``, ``dept`` of ``department``: a prefix, or its letters in order and much shorter.
-
-    A prefix of 3+ letters abbreviates (``stor`` of ``store``); other letters in order
-    only when at most ``SKELETON_SHARE`` of the word (``mgr`` of ``manager``), since
-    ``dokur`` is no abbreviation of ``dotekur``.
-    """
-    if len(short) < MIN_WORD or len(short) >= len(word) or short[0] != word[0]:
-        return False
-    if word.startswith(short):
-        return True
-    if len(short) > SKELETON_SHARE * len(word):
-        return False
-    position = 0
-    for letter in short:
-        position = word.find(letter, position) + 1
-        if position == 0:
-            return False
-    return True
-
-
-def entity_match(span: tuple[str, ...], forms: dict[tuple[str, ...], float]) -> float:
-    """How well a column's entity words name a table (0: not at all).
-
-    Exact forms score their worth; otherwise the last word may abbreviate the last word
-    of a whole-name form (``cust`` -> ``customer``) or be glued at the end of it
-    (``hero`` -> ``superhero``), the other words equal.
-
-    Args:
-        span: The entity words (a suffix of :attr:`NameReference.core`).
-        forms: From :func:`table_forms`.
-    """
-    if not span:
-        return 0.0
-    best = forms.get(span, 0.0)
-    for form, worth in forms.items():
-        if worth < 1.0 or best >= worth or len(form) != len(span) or form[:-1] != span[:-1]:
-            continue  # loose matches only against whole names: "make" of car_makers' head is no "maker"
-        word, short = form[-1], span[-1]
-        if abbreviates(short, word):
-            best = max(best, worth * ABBREVIATION_WORTH)
-        elif len(short) > MIN_WORD and word.endswith(short) and len(word) - len(short) >= MIN_WORD:
-            best = max(best, worth * GLUED_WORTH)
-    return best
-
-
 def key_name_worth(
     column: str,
     forms: dict[tuple[str, ...], float],
@@ -420,6 +364,8 @@ def key_name_worth(
     worth = forms.get(ref.core, 0.0)
     if worth == 0.0 and ref.core not in others:
         worth = entity_match(ref.core, forms)
+    if worth == 0.0 and len(ref.core) == 1 and len(ref.core[0]) < MIN_WORD and ref.core not in others:
+        worth = ABBREVIATION_WORTH if any(initials(ref.core[0], f) for f, w in forms.items() if w >= 1.0) else 0.0
     qualified = ref.key and len(ref.core) > 1 and ref.core[:1] in forms
     if worth == 0.0 and qualified and not any(ref.core[i:] in others for i in range(len(ref.core))):
         worth = forms[ref.core[:1]] * ROLE_WORTH  # player_api_id of player

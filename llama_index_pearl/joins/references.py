@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from llama_index_pearl.joins import naming, scoring
+from llama_index_pearl.joins import abbreviations, naming, scoring
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, NameReference, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
@@ -154,7 +154,7 @@ def _name_matches(p: ColumnProfile, ref: NameReference, names: TableNames) -> Ma
         loose = ref.key is not None and not set(span) <= GENERIC_TOKENS
         named_here = False
         for table_id in names.tables_named(span, loose):
-            worth = span_worth * naming.entity_match(span, names.forms[table_id])
+            worth = span_worth * abbreviations.entity_match(span, names.forms[table_id])
             named_here = named_here or (worth > 0.0 and names.source[table_id] == p.source)
             # a role word dropped *and* a partial table name (purchase_order_id, WorkOrder) need a key
             # named after the entity itself: OrderDateKey -> DimDate.DateKey
@@ -168,7 +168,9 @@ def _name_matches(p: ColumnProfile, ref: NameReference, names: TableNames) -> Ma
             matches.setdefault(table_id, (span_worth * key_worth, span, span_worth < 1.0, False))
         if loose and len(span) == 1:  # ss_addr_sk -> customer_address.ca_address_sk, cdemo -> cd_demo_sk
             for table_id in names.keys_abbreviated(p.source, span[0]):
-                matches.setdefault(table_id, (span_worth * naming.ABBREVIATION_WORTH, None, span_worth < 1.0, False))
+                matches.setdefault(
+                    table_id, (span_worth * abbreviations.ABBREVIATION_WORTH, None, span_worth < 1.0, False)
+                )
     return matches
 
 

@@ -7,12 +7,16 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
 * **The owner** of a name is the one member that keys its table: its identifier (``Patient.ID``,
   ``cards.uuid``), or, in a table without one, its first column named as a key (a DDL lists the key first:
   ``clients.cust_code``). The other members **refer** to it when their table is keyed by another column
-  (``invoices.cust_code`` beside ``invoice_id``) or their values repeat (``Laboratory.ID``: a patient's rows).
+  (``invoices.cust_code`` beside ``invoice_id``) or their values repeat (``Laboratory.ID``: a patient's rows);
+  without rows, every member but the owner refers. Of several tables leading with a name, the owner is the one
+  it alone keys (``patients.subject_id``, not ``admissions.subject_id`` beside ``hadm_id``), unless every table
+  carrying it leads with it (``order_id`` of orders and their lines). A row number (``ROW_ID``, leading most
+  tables of a source) keys no entity: a table's first column is read after it.
   Two owners (each table's own ``ID``, a ``rowguid`` beside every key) leave the name to the values.
 * **A table named after another** (``legislators_terms`` of ``legislators``) refers to it through the key they
   share, whatever the name says (``id_bioguide``).
 * **Abbreviations**: ``cust_id`` and ``customer_id``, ``emp_no`` and ``employee_id`` are one name when a
-  key's entity word abbreviates the other's (:func:`~llama_index_pearl.joins.naming.abbreviates`), with a key
+  key's entity word abbreviates the other's (:func:`~llama_index_pearl.joins.abbreviations.abbreviates`), with a key
   word of one kind (a number: ``id``, ``no``, ``num``).
 
 Every such join needs values of an identifier's type on both sides: integers, or codes
@@ -26,7 +30,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from llama_index_pearl.joins import naming, scoring, sources
+from llama_index_pearl.joins import abbreviations, scoring, sources
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
@@ -104,11 +108,14 @@ def _owned_links(
         return  # no key by its name (is_deleted), or the name says which table it refers to: references decide
     usable = [i for i in members if _id_like(profiles[i]) and profiles[i].table_id not in names.copies]
     owners = [i for i in usable if _owns(profiles[i], names, i)]
+    first = profiles[members[0]]
+    if len({profiles[i].table_id for i in owners}) > 1 and (first.source, first.norm_name) not in names.leading_names:
+        owners = [i for i in owners if _keyed_alone(profiles[i], names, i)]  # several lead with it: the one it keys
     owner = owners[0] if len({profiles[i].table_id for i in owners}) == 1 else None
     for i in usable:
         p = profiles[i]
         parent = None if bare or p.identifier else _extended(profiles, names, usable, i)
-        if parent is None and owner is not None and i not in owners and _refers(p):
+        if parent is None and owner is not None and i not in owners and (_refers(p) or not p.n_values):
             parent = owner
         if parent is not None and profiles[parent].table_id != p.table_id:
             q = profiles[parent]
@@ -126,19 +133,41 @@ def _names_a_table(p: ColumnProfile, names: TableNames) -> bool:
 
 
 def _owns(p: ColumnProfile, names: TableNames, i: int) -> bool:
-    """Whether column ``i`` keys its table: its identifier, or the first column, named as a key, of a table without one
-    that describes something (a column not named as a key: a link table of references, ``Likes``, keys none alone).
+    """Whether column ``i`` keys its table: its identifier, or the first column (after a row number), named as a key, of
+    a table without one that describes something (a column not named as a key: a link table of references, ``Likes``,
+    keys none alone).
 
     Without rows (a table known by its header) the first column named as a key is taken for the key.
     """
     if p.identifier:
         return True
     columns = names.columns[p.table_id]
-    if i != columns[0] or not _key_named(p) or any(names.profiles[c].identifier for c in columns):
+    if i != _leading(names, p.table_id) or not _key_named(p) or any(names.profiles[c].identifier for c in columns):
         return False
     if all(_key_named(names.profiles[c]) for c in columns):
         return False
     return not p.n_values or (p.key_like and not p.label)
+
+
+def _keyed_alone(p: ColumnProfile, names: TableNames, i: int) -> bool:
+    """Whether column ``i`` is its table's one column named as a key (a row number aside): ``patients.subject_id``
+    beside a gender and an age keys its table, ``admissions.subject_id`` beside ``hadm_id`` leads a table keyed
+    otherwise."""
+    others = [c for c in names.columns[p.table_id] if c != i and not _row_number(names, c)]
+    return not any(_key_named(names.profiles[c]) for c in others)
+
+
+def _row_number(names: TableNames, i: int) -> bool:
+    """Whether column ``i`` is its table's row number (``ROW_ID``: its name leads every table carrying it, and most
+    tables of its source carry it)."""
+    p = names.profiles[i]
+    return (p.source, p.norm_name) in names.row_numbers
+
+
+def _leading(names: TableNames, table_id: str) -> int:
+    """A table's first column after its row number (a DDL lists the key first)."""
+    columns = names.columns[table_id]
+    return columns[1] if len(columns) > 1 and _row_number(names, columns[0]) else columns[0]
 
 
 def _refers(p: ColumnProfile) -> bool:
@@ -176,7 +205,7 @@ def _abbreviated(profiles: Sequence[ColumnProfile], groups: dict[tuple[str | Non
     """Groups of one source whose names differ by an abbreviated entity word: ``cust_id`` with ``customer_id``.
 
     Names made of an entity word and a key word are compared: the shorter word must abbreviate the longer
-    (:func:`~llama_index_pearl.joins.naming.abbreviates`) and the key words agree, or both number the entity
+    (:func:`~llama_index_pearl.joins.abbreviations.abbreviates`) and the key words agree, or both number the entity
     (``NUMBER_KEYS``: ``emp_no`` and ``employee_id``).
     """
     keyed: dict[str | None, list[tuple[str, str, list[int]]]] = defaultdict(list)
@@ -189,7 +218,7 @@ def _abbreviated(profiles: Sequence[ColumnProfile], groups: dict[tuple[str | Non
         for word, key, members in entries:
             for other, other_key, others in entries:
                 alike = key == other_key or {key, other_key} <= NUMBER_KEYS
-                if alike and word != other and naming.abbreviates(word, other):
+                if alike and word != other and abbreviations.abbreviates(word, other):
                     merged.append(members + others)
     return merged
 

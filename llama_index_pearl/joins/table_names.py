@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from llama_index_pearl.joins import naming, scoring
+from llama_index_pearl.joins import abbreviations, naming, scoring
 from llama_index_pearl.joins.naming import NameReference, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 
@@ -46,6 +46,8 @@ class TableNames:
     key_cores: dict[tuple, list[tuple[str, float]]] = field(default_factory=lambda: defaultdict(list))
     loose_key_cores: dict[tuple, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     spread: dict[tuple[str | None, str], int] = field(default_factory=lambda: defaultdict(int))
+    leading_names: set[tuple[str | None, str]] = field(default_factory=set)  # (source, name): leads where it is
+    row_numbers: set[tuple[str | None, str]] = field(default_factory=set)  # ... and in most tables of its source
     _key_worth: dict[int, tuple[float, bool]] = field(default_factory=dict)
     _keys_named: dict[tuple, set[str]] = field(default_factory=dict)
 
@@ -68,6 +70,7 @@ class TableNames:
         for table_id, forms in self.forms.items():
             self.others[table_id] = _Others(self.named_by[self.source[table_id]], set(forms))
         self.copies = _copies(self.profiles, self.columns, self.source)
+        self.leading_names, self.row_numbers = _leading_names(self.profiles, self.columns)
         self.extends = _extensions(self.columns, self.source)
         for i, p in enumerate(self.profiles):
             self.named_alike[(p.source, p.tokens)].append(i)
@@ -77,9 +80,9 @@ class TableNames:
             for core in {ref.core, parse_reference(p.column).core} if self.names_key(i) else ():
                 if core:
                     self.key_cores[(p.source, core)].append((p.table_id, worth))
-                if len(core) == 1 and len(core[0]) > naming.MIN_WORD:
+                if len(core) == 1 and len(core[0]) > abbreviations.MIN_WORD:
                     # abbreviations drop much of the word: addr of address, cust of customer; make is no maker
-                    for n in range(naming.MIN_WORD, int(naming.SKELETON_SHARE * len(core[0])) + 1):
+                    for n in range(abbreviations.MIN_WORD, int(abbreviations.SKELETON_SHARE * len(core[0])) + 1):
                         self.loose_key_cores[(p.source, core[0][:n])].append((p.table_id, core[0]))
             if ref.numbered and p.n_values:
                 self.families[(p.table_id, ref.core[-1:], ref.key)].add(p.dtype)
@@ -183,11 +186,11 @@ class TableNames:
             word: The reference's entity, one word.
         """
         found = {t for t, _ in self.loose_key_cores.get((source, word), ())}
-        for cut in range(1, len(word) - naming.MIN_WORD + 1):
+        for cut in range(1, len(word) - abbreviations.MIN_WORD + 1):
             initials, entity = word[:cut], word[cut:]
             for table_id, _ in self.key_cores.get((source, (entity,)), ()):
                 rest = "".join(w for w in naming.table_name_words(table_id) if not w.startswith(entity))
-                if rest and naming.abbreviates_in_order(initials, rest):
+                if rest and abbreviations.abbreviates_in_order(initials, rest):
                     found.add(table_id)
         return found
 
@@ -296,6 +299,24 @@ def _loose_keys(form: tuple[str, ...], probe: bool = False) -> list[tuple]:
     head, word = form[:-1], form[-1]
     if probe:
         return [(head, "prefix", word), (head, "ending", word)]
-    keys: list[tuple] = [(head, "prefix", word[:n]) for n in range(naming.MIN_WORD, len(word))]
-    keys += [(head, "ending", word[n:]) for n in range(naming.MIN_WORD, len(word) - naming.MIN_WORD)]
+    keys: list[tuple] = [(head, "prefix", word[:n]) for n in range(abbreviations.MIN_WORD, len(word))]
+    keys += [(head, "ending", word[n:]) for n in range(abbreviations.MIN_WORD, len(word) - abbreviations.MIN_WORD)]
     return keys
+
+
+def _leading_names(
+    profiles: Sequence[ColumnProfile], columns: dict[str, list[int]]
+) -> tuple[set[tuple[str | None, str]], set[tuple[str | None, str]]]:
+    """Names that lead every table of a source carrying them, two tables at least (``order_id`` of orders and their
+    lines), and among them the row numbers: those most tables of the source carry (``ROW_ID``)."""
+    leads: dict[tuple[str | None, str], bool] = {}
+    carried: dict[tuple[str | None, str], int] = defaultdict(int)
+    tables: dict[str | None, int] = defaultdict(int)
+    for table_columns in columns.values():
+        tables[profiles[table_columns[0]].source] += 1
+        for c in table_columns:
+            name = (profiles[c].source, profiles[c].norm_name)
+            leads[name] = leads.get(name, True) and c == table_columns[0]
+            carried[name] += 1
+    leading = {name for name, first in leads.items() if first and carried[name] >= 2}
+    return leading, {name for name in leading if 2 * carried[name] >= tables[name[0]]}
