@@ -204,3 +204,14 @@ def test_a_table_keyed_after_its_row_number_is_read_from_its_next_column():
         ("ADMISSIONS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
         ("NOTEEVENTS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
     }
+
+
+def test_a_code_two_lookups_key_joins_the_one_named_like_the_table_that_codes_it():
+    diagnoses = header("d_icd_diagnoses", "icd_code", "long_title")
+    procedures = header("d_icd_procedures", "icd_code", "long_title")
+    coded_diagnoses = header("diagnoses_icd", "seq_num", "icd_code")
+    coded_procedures = header("procedures_icd", "chartdate", "icd_code")
+    assert found(diagnoses, procedures, coded_diagnoses, coded_procedures) == {
+        ("diagnoses_icd.icd_code", "d_icd_diagnoses.icd_code"),
+        ("procedures_icd.icd_code", "d_icd_procedures.icd_code"),
+    }

@@ -11,7 +11,9 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
   without rows, every member but the owner refers. Of several tables leading with a name, the owner is the one
   it alone keys (``patients.subject_id``, not ``admissions.subject_id`` beside ``hadm_id``), unless every table
   carrying it leads with it (``order_id`` of orders and their lines). A row number (``ROW_ID``, leading most
-  tables of a source) keys no entity: a table's first column is read after it.
+  tables of a source) keys no entity: a table's first column is read after it. Of several lookups a name alone
+  keys (``d_icd_diagnoses``, ``d_icd_procedures``), a member refers to the one whose table's name shares the most
+  words with its own (``diagnoses_icd``); a table that carries the name as a reference is none the name names.
   Two owners (each table's own ``ID``, a ``rowguid`` beside every key) leave the name to the values.
 * **A table named after another** (``legislators_terms`` of ``legislators``) refers to it through the key they
   share, whatever the name says (``id_bioguide``).
@@ -28,10 +30,16 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from llama_index_pearl.joins import abbreviations, scoring, sources
-from llama_index_pearl.joins.naming import GENERIC_TOKENS, KEY_TOKENS, parse_reference
+from llama_index_pearl.joins.naming import (
+    GENERIC_TOKENS,
+    KEY_TOKENS,
+    entity_singular,
+    parse_reference,
+    table_name_words,
+)
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
 from llama_index_pearl.joins.table_names import TableNames
@@ -104,17 +112,23 @@ def _owned_links(
     profiles: Sequence[ColumnProfile], names: TableNames, members: list[int], pairs: Pairs, bare: bool
 ) -> None:
     """Join each member that refers to the group's owner, or to the table its own table's name extends, by name."""
-    if not _key_named(profiles[members[0]]) or _names_a_table(profiles[members[0]], names):
-        return  # no key by its name (is_deleted), or the name says which table it refers to: references decide
+    if not _key_named(profiles[members[0]]):
+        return  # no key by its name (is_deleted)
     usable = [i for i in members if _id_like(profiles[i]) and profiles[i].table_id not in names.copies]
     owners = [i for i in usable if _owns(profiles[i], names, i)]
+    one_name = len({profiles[i].norm_name for i in members}) == 1  # not two names one abbreviates
+    carriers = {profiles[i].table_id for i in members if one_name and i not in owners and _carries(profiles[i])}
+    if _names_a_table(profiles[members[0]], names, carriers):
+        return  # the name says which table it refers to: references decide
     first = profiles[members[0]]
-    if len({profiles[i].table_id for i in owners}) > 1 and (first.source, first.norm_name) not in names.leading_names:
+    narrowed = not _one_table(profiles, owners) and not bare
+    narrowed = narrowed and (first.source, first.norm_name) not in names.leading_names
+    if narrowed:
         owners = [i for i in owners if _keyed_alone(profiles[i], names, i)]  # several lead with it: the one it keys
-    owner = owners[0] if len({profiles[i].table_id for i in owners}) == 1 else None
     for i in usable:
         p = profiles[i]
         parent = None if bare or p.identifier else _extended(profiles, names, usable, i)
+        owner = _owner(profiles, owners, i) if narrowed else (owners[0] if _one_table(profiles, owners) else None)
         if parent is None and owner is not None and i not in owners and (_refers(p) or not p.n_values):
             parent = owner
         if parent is not None and profiles[parent].table_id != p.table_id:
@@ -124,12 +138,41 @@ def _owned_links(
             )
 
 
-def _names_a_table(p: ColumnProfile, names: TableNames) -> bool:
+def _carries(p: ColumnProfile) -> bool:
+    """Whether a column that does not own its name carries it as a reference: its values repeat, or none were read
+    (a header's ``diagnoses_icd.icd_code``); a unique column (``cities_countries.country_code_2``) may key it."""
+    return not p.n_values or (p.joinable and not p.unique)
+
+
+def _one_table(profiles: Sequence[ColumnProfile], members: list[int]) -> bool:
+    return len({profiles[i].table_id for i in members}) == 1
+
+
+def _owner(profiles: Sequence[ColumnProfile], owners: list[int], i: int) -> int | None:
+    """The owner column ``i`` refers to: the one, or of several lookups keyed alone by the name, the one whose table's
+    name shares the most words with its own (``DIAGNOSES_ICD.ICD9_CODE`` -> ``D_ICD_DIAGNOSES``, not
+    ``D_ICD_PROCEDURES``); ``None`` where none shares more than the others."""
+    if _one_table(profiles, owners):
+        return owners[0]
+    mine = _name_words(profiles[i].table_id)
+    shared = sorted(((len(mine & _name_words(profiles[k].table_id)), k) for k in owners), reverse=True)
+    if not shared or shared[0][0] == 0 or (len(shared) > 1 and shared[1][0] == shared[0][0]):
+        return None
+    return shared[0][1]
+
+
+def _name_words(table_id: str) -> set[str]:
+    return {entity_singular(w) for w in table_name_words(table_id)}
+
+
+def _names_a_table(p: ColumnProfile, names: TableNames, carriers: Collection[str] = ()) -> bool:
     """Whether a column's name refers to a table of its source (``CountryCode``) or to a person by a role
-    (``playerID``): the reference is then resolved by name (:mod:`~llama_index_pearl.joins.references`)."""
+    (``playerID``): the reference is then resolved by name (:mod:`~llama_index_pearl.joins.references`). A table
+    that carries the name without keying it (``diagnoses_icd.icd_code``, among ``carriers``) is none it refers to."""
     ref = parse_reference(p.bare_name)
     spans = [span for span, _ in ref.spans()]
-    return ref.agent or any(names.source[t] == p.source for span in spans for t in names.tables_named(span, True))
+    named = {t for span in spans for t in names.tables_named(span, True) if names.source[t] == p.source}
+    return ref.agent or bool(named - set(carriers))
 
 
 def _owns(p: ColumnProfile, names: TableNames, i: int) -> bool:
@@ -195,9 +238,10 @@ def _key_named(p: ColumnProfile) -> bool:
 
 
 def _id_like(p: ColumnProfile) -> bool:
-    """Values an identifier may hold: integers, codes (no words of a language), or none read."""
+    """Values an identifier may hold: integers, codes (no words of a language), or none read (a header's text
+    column, ``icd_code``)."""
     if p.dtype == "text":
-        return sources.identifier_shaped(p)
+        return not p.n_values or sources.identifier_shaped(p)
     return p.dtype in ("int", "empty")
 
 
