@@ -5,18 +5,13 @@ from __future__ import annotations
 import random
 
 import pandas as pd
+from headers import header
 
 from llama_index_pearl.joins import candidates as cand
 from llama_index_pearl.joins.discovery import TAU_2, discover_join_paths
 from llama_index_pearl.joins.edges import admissible_pairs, keep_best_parents, score_admissible
 from llama_index_pearl.joins.profiles import profile_tables
 from llama_index_pearl.tables.table import Table
-
-
-def header(table_id: str, *columns: str, source: str | None = "db", types: dict[str, str] | None = None) -> Table:
-    """A table known by its header only (optionally with declared pandas dtypes)."""
-    df = pd.DataFrame({c: pd.Series([], dtype=(types or {}).get(c, object)) for c in columns})
-    return Table(table_id, df, source=source)
 
 
 def rows(table_id: str, source: str | None = "db", **columns: list[str]) -> Table:

@@ -10,6 +10,7 @@ import random
 
 import pandas as pd
 from embeddings import TrigramEmbedding
+from headers import header
 
 from llama_index_pearl.joins import TAU_2, discover_join_paths
 from llama_index_pearl.tables.table import Table
@@ -169,11 +170,6 @@ def test_a_copy_numbering_rows_of_its_own_does_not_join_its_original_by_number()
     results = table("results", result_id=["13392", "5230", "7199", "22727", "5622"], **columns)
     sprints = table("sprint_results", result_id=["175", "57", "71", "2", "254"], **columns)
     assert ("sprint_results.result_id", "results.result_id") not in found(results, sprints)
-
-
-def header(table_id: str, *columns: str) -> Table:
-    """A table known by its header alone (a schema without rows)."""
-    return Table(table_id, pd.DataFrame(columns=list(columns)), source="db")
 
 
 def test_a_key_name_many_tables_lead_with_joins_the_one_table_it_alone_keys():
