@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from llama_index_pearl.joins.profiles import NULL_MARKERS
+from llama_index_pearl.joins.profiles import normal_value
 from llama_index_pearl.tables.table import Table, cell_text
 
 __all__ = ["MAX_VALUES", "MAX_VALUE_CHARS", "table_values", "value_form"]
@@ -56,7 +56,7 @@ def table_values(table: Table) -> list[str]:
             form = value_form(text)
             if not form or len(form) > MAX_VALUE_CHARS or not _LETTER.search(form) or _number(text):
                 continue
-            if text.strip().lower() in NULL_MARKERS:
+            if not normal_value(text):  # a cell exports write for "no value" (NULL_MARKERS)
                 continue
             if form not in out:
                 out[form] = None
