@@ -44,6 +44,7 @@ from llama_index_pearl.retrieval.answer.routing import (
     rank_confidence,
     route,
     source_evidence,
+    source_ranks,
 )
 from llama_index_pearl.retrieval.search.search import Question, Ranked
 from llama_index_pearl.text.models import embed_queries
@@ -137,14 +138,12 @@ def rank_rates(sets: dict[str, Sequence[dict[str, Any]]]) -> tuple[float, ...]:
     for rows in sets.values():
         gold, seen = np.zeros(len(RANK_RATES)), np.zeros(len(RANK_RATES))
         for row in rows:
-            ranks: Counter = Counter()
-            for table in row["ranked"].tables:
-                source = row["sources"].get(table.table_id)
-                ranks[source] += 1
-                if source == row["db"]:
-                    at = min(ranks[source], len(RANK_RATES)) - 1
+            ids = [t.table_id for t in row["ranked"].tables]
+            for table, rank in zip(ids, source_ranks(ids, row["sources"])):
+                if row["sources"].get(table) == row["db"]:
+                    at = min(rank, len(RANK_RATES)) - 1
                     seen[at] += 1
-                    gold[at] += table.table_id in row["gold"]
+                    gold[at] += table in row["gold"]
         per_set.append(gold / np.maximum(seen, 1))
     return tuple(round(float(r), 2) for r in np.mean(per_set, axis=0))
 

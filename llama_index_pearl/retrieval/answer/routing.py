@@ -41,6 +41,7 @@ __all__ = [
     "preferred",
     "rank_confidence",
     "route",
+    "source_ranks",
     "twin_sources",
 ]
 
@@ -246,13 +247,28 @@ def rank_confidence(
         probabilities: Source -> how probable it is that the question means it.
         rates: How often the table at each rank within its source is needed, the source meant.
     """
+    ranked = list(ranked)
+    return {
+        table: probabilities.get(sources.get(table), 0.0) * rates[min(rank, len(rates)) - 1]
+        for table, rank in zip(ranked, source_ranks(ranked, sources))
+    }
+
+
+def source_ranks(ranked: Iterable[str], sources: Mapping[str, str | None]) -> list[int]:
+    """Each table's rank within its own source (1: its source's best), in the ranking's order.
+
+    >>> source_ranks(["a.x", "b.y", "a.z"], {"a.x": "a", "b.y": "b", "a.z": "a"})
+    [1, 1, 2]
+
+    Args:
+        ranked: Table ids, best first.
+        sources: Table -> its source.
+    """
     seen: Counter[str | None] = Counter()
-    out = {}
+    out = []
     for table in ranked:
-        source = sources.get(table)
-        seen[source] += 1
-        rate = rates[min(seen[source], len(rates)) - 1]
-        out[table] = probabilities.get(source, 0.0) * rate
+        seen[sources.get(table)] += 1
+        out.append(seen[sources.get(table)])
     return out
 
 
