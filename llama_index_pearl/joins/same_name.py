@@ -125,10 +125,11 @@ def _owned_links(
     narrowed = narrowed and (first.source, first.norm_name) not in names.leading_names
     if narrowed:
         owners = [i for i in owners if _keyed_alone(profiles[i], names, i)]  # several lead with it: the one it keys
+    single = owners[0] if _one_table(profiles, owners) else None
     for i in usable:
         p = profiles[i]
         parent = None if bare or p.identifier else _extended(profiles, names, usable, i)
-        owner = _owner(profiles, owners, i) if narrowed else (owners[0] if _one_table(profiles, owners) else None)
+        owner = single if single is not None or not narrowed else _named_like(profiles, owners, i)
         if parent is None and owner is not None and i not in owners and (_refers(p) or not p.n_values):
             parent = owner
         if parent is not None and profiles[parent].table_id != p.table_id:
@@ -148,12 +149,10 @@ def _one_table(profiles: Sequence[ColumnProfile], members: list[int]) -> bool:
     return len({profiles[i].table_id for i in members}) == 1
 
 
-def _owner(profiles: Sequence[ColumnProfile], owners: list[int], i: int) -> int | None:
-    """The owner column ``i`` refers to: the one, or of several lookups keyed alone by the name, the one whose table's
-    name shares the most words with its own (``DIAGNOSES_ICD.ICD9_CODE`` -> ``D_ICD_DIAGNOSES``, not
-    ``D_ICD_PROCEDURES``); ``None`` where none shares more than the others."""
-    if _one_table(profiles, owners):
-        return owners[0]
+def _named_like(profiles: Sequence[ColumnProfile], owners: list[int], i: int) -> int | None:
+    """Of several lookups keyed alone by a name, the owner column ``i`` refers to: the one whose table's name shares
+    the most words with its own (``DIAGNOSES_ICD.ICD9_CODE`` -> ``D_ICD_DIAGNOSES``, not ``D_ICD_PROCEDURES``);
+    ``None`` where none shares more than the others."""
     mine = _name_words(profiles[i].table_id)
     shared = sorted(((len(mine & _name_words(profiles[k].table_id)), k) for k in owners), reverse=True)
     if not shared or shared[0][0] == 0 or (len(shared) > 1 and shared[1][0] == shared[0][0]):
