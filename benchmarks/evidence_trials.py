@@ -10,8 +10,6 @@ follow from how data works are computed for each candidate:
   (the question asks an amount: total, average, revenue, spent ...);
 - ``spread``: how many candidates are the best column match of some content word of the question (a question
   whose words land on several tables needs several);
-- ``seed_covers``: on every candidate but the seed, the share of the question's content words the seed's columns
-  answer as well as any candidate's (a question its first table covers needs little beside it);
 - ``names``: each content word against the words of a table's *name* alone (``writer`` means ``authors``,
   ``staff`` means ``employee``): how far its best match lies below the best table's, and the share of words its
   name matches best;
@@ -45,7 +43,6 @@ from llama_index_pearl import PearlConfig, PearlTableIndex
 from llama_index_pearl.evaluation.benchmark import calibration_error, load_benchmark
 from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.retrieval.answer.evidence import (
-    BEYOND_SEED,
     FEATURES,
     WORD_MATCH,
     _beyond_seed,
@@ -58,12 +55,11 @@ TRIALS = {
     "references": ["references"],
     "measures": ["measures", "asks_measure_measures"],
     "spread": ["spread"],
-    "seed_covers": ["seed_covers"],
     "names": ["name_word", "name_word_wins"],
     "own_columns": ["own_word_column", "own_word_column_wins", "own_word_column_margin", "own_beyond_seed"],
 }
 EXTRA = [
-    *("links", "references", "measures", "asks_measure_measures", "spread", "seed_covers"),
+    *("links", "references", "measures", "asks_measure_measures", "spread"),
     *("name_word", "name_word_wins"),
     *("own_word_column", "own_word_column_wins", "own_word_column_margin", "own_beyond_seed"),
 ]
@@ -132,23 +128,17 @@ def own_column_features(evidence, columns, words: np.ndarray) -> np.ndarray:
     )
 
 
-def extra_features(evidence, question: str, held: dict[str, int], candidates=(), names=None, own=None) -> np.ndarray:
+def extra_features(evidence, question: str, held: dict[str, int], names=None, own=None) -> np.ndarray:
     graph, tables = evidence.graph, evidence.tables
     wins = evidence.features[:, FEATURES.index("word_column_wins")] > 0
     asks = float(bool(ASKS_MEASURE.search(question)))
-    per_word = {c.table_id: np.asarray(c.word_columns, dtype=np.float64) for c in candidates}
-    seed_words = per_word.get(evidence.seed, np.zeros(0))
-    n_words = min((len(v) for v in per_word.values()), default=0)
-    best = np.max([v[:n_words] for v in per_word.values()], axis=0) if n_words else np.zeros(0)
-    covers = float((seed_words[:n_words] >= best - BEYOND_SEED).mean()) if n_words else 0.0
     rows = []
     for table in tables:
-        seeded = covers * float(table != evidence.seed)
         near = set(graph.neighbors(table)) if table in graph else set()
         links = sum(1 for other in tables[:3] if other != table and other in near)
         refs = sum(1 for other in near if any(j.left_table == table for j in joins_between(graph, table, other)))
         count = np.log1p(held.get(table, 0))
-        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum()), seeded])
+        rows.append([links, np.log1p(refs), count, asks * count, np.log1p(wins.sum())])
     named = names if names is not None else np.zeros((len(tables), 2))
     owned = own if own is not None else np.zeros((len(tables), 4))
     return np.hstack([np.asarray(rows, dtype=np.float64), named, owned])
@@ -172,7 +162,7 @@ def collect(folder: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         words = word_vectors[query.question].astype(np.float64)
         named = name_features(name_matrix(words, evidence.tables, names))
         own = own_column_features(evidence, state.columns, words)
-        extra = extra_features(evidence, query.question, held, row["candidates"], named, own)
+        extra = extra_features(evidence, query.question, held, named, own)
         x.append(np.hstack([evidence.features, extra]))
         y += [float(t in query.gold_tables) for t in evidence.tables]
         n += [len(query.gold_tables)] * len(evidence.tables)

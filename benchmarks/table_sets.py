@@ -57,7 +57,7 @@ from llama_index_pearl.text.models import embed_queries, openai_compatible_llm
 
 MODES = ("db", "pool")
 KS = (1, 2, 5)
-COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin", "beyond_seed")
+COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin", "beyond_seed", "seed_answers")
 
 
 def parse_rule(text: str) -> SetRule | None:
@@ -98,15 +98,7 @@ def question_rows(index: PearlTableIndex, queries: Sequence[BenchQuery], per_dat
         ranked = Ranked(question, pooled, vector, boost, retriever.lexical_weight)
         evidence = state.answer.evidence(ranked, rule, scope)
         choose = _chooser(state, ranked, scope)
-        candidates = state.answer.candidates(ranked, rule.depth)
-        rows.append(
-            {
-                "ranked": [(t.table_id, t.score) for t in pooled],
-                "evidence": evidence,
-                "choose": choose,
-                "candidates": candidates,
-            }
-        )
+        rows.append({"ranked": [(t.table_id, t.score) for t in pooled], "evidence": evidence, "choose": choose})
     return rows
 
 

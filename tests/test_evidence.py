@@ -74,6 +74,24 @@ def test_a_table_that_answers_a_word_the_seed_does_not_adds_to_the_seed():
     assert _column(matrix, "beyond_seed") == [0.0, 0.333, 0.0]
 
 
+def test_what_the_seed_answers_of_the_question_is_read_on_every_other_candidate():
+    """ "Which albums does each artist have?": the seed ``albums`` answers "albums" and, as well as any candidate
+    within ``BEYOND_SEED``, "artist"; a seed that answers every word leaves the others nothing to add."""
+    cands = [
+        Candidate("albums", 0.6, word_columns=(0.90, 0.66)),
+        Candidate("artists", 0.5, word_columns=(0.40, 0.70)),
+        Candidate("tracks", 0.4, word_columns=(0.50, 0.30)),
+    ]
+    matrix = features(cands, [(0.0, 0.0)] * 3, {}, {}, 3, seed="albums")
+    assert _column(matrix, "seed_answers") == [0.0, 1.0, 1.0]
+
+
+def test_a_seed_that_leaves_a_word_to_others_answers_part_of_the_question():
+    cands = [Candidate("albums", 0.6, word_columns=(0.90, 0.40)), Candidate("artists", 0.5, word_columns=(0.4, 0.7))]
+    matrix = features(cands, [(0.0, 0.0)] * 2, {}, {}, 2, seed="albums")
+    assert _column(matrix, "seed_answers") == [0.0, 0.5]
+
+
 def test_a_word_no_column_matches_well_is_won_by_none():
     cands = [Candidate("a", 0.5, column=0.2, word_columns=(0.3,)), Candidate("b", 0.5, column=0.2, word_columns=(0.2,))]
     assert _column(features(cands, [(0.0, 0.0), (0.0, 0.0)], {}, {}, 2), "word_column_wins") == [0.0, 0.0]

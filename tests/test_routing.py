@@ -288,7 +288,9 @@ def test_a_question_two_databases_answer_gets_both_sets_each_labelled_with_its_d
     theirs = [m for m in meta if not m["in_set"] and m["set_source"] == rival]
     assert {m["source"] for m in ours} == {chosen} and {m["set_source"] for m in ours} == {chosen}
     assert {m["source"] for m in theirs} == {rival} and {m["set_tier"] for m in theirs} == {"needed"}
-    assert meta.index(theirs[0]) == len(ours)  # the rival's set follows the set, never in its place
+    needed = [meta.index(m) for m in ours if m["set_tier"] == "needed"]
+    assert len(ours) == len(schema)  # a rival's table takes no table of the set's place
+    assert meta.index(theirs[0]) > max(needed)  # the rival's set follows the set's needed tier
     assert all(m["set_confidence"] is not None for m in meta)
 
 

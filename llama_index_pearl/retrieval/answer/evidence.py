@@ -17,6 +17,9 @@ vectors give; testable without a model):
   better than the seed's, by ``BEYOND_SEED``: a table that holds what the seed (the set's first table to
   come in) lacks (the amounts
   behind "revenue" beside the product a question names) is likelier needed than one that repeats it;
+- **what the seed leaves to it** (``seed_answers``, the same for every candidate but the seed): the share of the
+  question's content words the seed's columns answer as well as any candidate's, within ``BEYOND_SEED``; a
+  question its seed answers whole needs little else (a one-table question asks for one table);
 - **its place in the join graph**: joins from the seed (``distance``, ``adjacent``), how many tables it joins
   (``centrality``: the centre of a database is in most of its questions), its rank, the tables in reach;
 - **the question's length** (``question_words``, its content words): a long question needs more tables.
@@ -150,6 +153,7 @@ FEATURES = (
     "question_words",
     "quoted",
     "beyond_seed",
+    "seed_answers",
 )
 
 
@@ -164,45 +168,47 @@ class Confidence:
     vectors.
     """
 
-    bias: float = -3.06
-    gap: float = -4.71
-    own_gap: float = -0.54
-    words: float = 2.15
-    distance: float = -0.03
-    centrality: float = 0.52
-    column_gap: float = -2.56
-    rank: float = -0.61
-    adjacent: float = 0.39
-    shared_unit: float = 0.42
-    word_column: float = 1.16
-    word_column_wins: float = 2.18
-    word_column_margin: float = 8.49
-    scope_size: float = -0.24
-    question_words: float = 1.0
-    quoted: float = 1.04
-    beyond_seed: float = 0.68
+    bias: float = -2.23
+    gap: float = -4.28
+    own_gap: float = -0.34
+    words: float = 2.19
+    distance: float = 0.03
+    centrality: float = 0.49
+    column_gap: float = -2.51
+    rank: float = -0.64
+    adjacent: float = 0.63
+    shared_unit: float = 0.49
+    word_column: float = 1.77
+    word_column_wins: float = 2.06
+    word_column_margin: float = 8.01
+    scope_size: float = -0.39
+    question_words: float = 0.93
+    quoted: float = 0.98
+    beyond_seed: float = 0.33
+    seed_answers: float = -1.13
 
     @classmethod
     def without_columns(cls) -> Confidence:
         """The model fitted on the same data without the column features (an index without column vectors)."""
         return cls(
-            bias=-2.38,
-            gap=-5.8,
-            own_gap=-2.54,
-            words=3.54,
-            distance=-0.01,
-            centrality=0.67,
+            bias=-2.36,
+            gap=-5.74,
+            own_gap=-2.5,
+            words=3.67,
+            distance=-0.07,
+            centrality=0.68,
             column_gap=0.0,
-            rank=-0.85,
-            adjacent=0.28,
-            shared_unit=0.48,
+            rank=-0.86,
+            adjacent=0.25,
+            shared_unit=0.53,
             word_column=0.0,
             word_column_wins=0.0,
             word_column_margin=0.0,
-            scope_size=-0.46,
-            question_words=1.21,
-            quoted=0.88,
+            scope_size=-0.49,
+            question_words=1.23,
+            quoted=0.89,
             beyond_seed=0.0,
+            seed_answers=0.0,
         )
 
     def weights(self) -> np.ndarray:
@@ -290,7 +296,8 @@ def features(
         degrees: Table -> how many tables it joins.
         scope_size: The tables in reach.
         question_words: The question's content words (:func:`content_words`): a long question needs more tables.
-        seed: The set's first table, which ``beyond_seed`` reads against (``None``: none, no candidate adds).
+        seed: The set's first table, which ``beyond_seed`` and ``seed_answers`` read against (``None``: none, no
+            candidate adds).
     """
     if not candidates:
         return np.zeros((0, len(FEATURES)))
@@ -299,6 +306,7 @@ def features(
     columns = np.asarray([c.column if c.column is not None else 0.0 for c in candidates])
     per_word = _word_matrix(candidates)
     first = next((i for i, c in enumerate(candidates) if c.table_id == seed), None)
+    answered = _seed_answers(per_word, first)
     rows = []
     for i, c in enumerate(candidates):
         own = c.own_score if c.own_score is not None else low - 0.05
@@ -319,6 +327,7 @@ def features(
                 math.log1p(question_words),
                 shares[i][1],
                 _beyond_seed(per_word, i, first),
+                0.0 if i == first else answered,
             ]
         )
     return np.asarray(rows, dtype=np.float64)
@@ -337,6 +346,13 @@ def _beyond_seed(per_word: np.ndarray, i: int, seed: int | None) -> float:
     if not len(per_word) or seed is None or i == seed:
         return 0.0
     return float((per_word[:, i] > per_word[:, seed] + BEYOND_SEED).mean())
+
+
+def _seed_answers(per_word: np.ndarray, seed: int | None) -> float:
+    """``seed_answers``: the share of the words whose best column the seed's matches, within ``BEYOND_SEED``."""
+    if not len(per_word) or seed is None:
+        return 0.0
+    return float((per_word[:, seed] >= per_word.max(axis=1) - BEYOND_SEED).mean())
 
 
 def _word_features(per_word: np.ndarray, i: int) -> tuple[float, float, float]:
