@@ -191,6 +191,12 @@ def test_a_row_number_every_table_carries_joins_none_of_them():
     assert found(codes, notes, calls) == set()
 
 
+def test_two_tables_leading_with_a_row_number_do_not_join_on_it():
+    codes = header("d_cpt", "row_id", "category", "section_header")
+    notes = header("noteevents", "row_id", "subject_id", "chartdate")
+    assert found(codes, notes) == set()
+
+
 def test_a_table_keyed_after_its_row_number_is_read_from_its_next_column():
     # every table of an export leads with its row number; patients are keyed by the column after it
     patients = header("PATIENTS", "ROW_ID", "SUBJECT_ID", "GENDER")

@@ -269,8 +269,11 @@ def _abbreviated(profiles: Sequence[ColumnProfile], groups: dict[tuple[str | Non
 def _leads_empty_table(p: ColumnProfile, names: TableNames, i: int) -> bool:
     """Whether column ``i`` is the first column, named as a key, of a table with no rows: a DDL's primary key.
 
-    Not when its name refers to a table (``costs.prod_id`` leads with a product) or its table copies another.
+    Not when its name refers to a table (``costs.prod_id`` leads with a product), when it is a row number (``ROW_ID``
+    keys no entity), or when its table copies another.
     """
+    if _row_number(names, i):
+        return False
     if p.n_rows or not p.has_key_token or i != names.columns[p.table_id][0] or p.table_id in names.copies:
         return False
     core = parse_reference(p.bare_name).core
