@@ -14,7 +14,7 @@ from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.retriever import embed_query
 from llama_index_pearl.retrieval.search.lexical import LexicalScorer, lexical_tokens
 from llama_index_pearl.retrieval.search.pooling import UnitHit, max_pool
-from llama_index_pearl.text.words import singular, split_identifiers
+from llama_index_pearl.text.words import family_forms, singular, split_identifiers
 
 
 def test_tokens_are_lower_case_singular_and_without_stop_words():
@@ -58,6 +58,46 @@ def test_a_question_sharing_no_word_scores_nothing():
     scorer = LexicalScorer(["a"], ["pet owners"])
     assert scorer.scores("zebra") == {}
     assert scorer.rank("zebra", 3) == []
+
+
+def test_a_question_word_no_document_spells_reads_as_the_forms_of_its_family_they_hold():
+    scorer = LexicalScorer(["rental", "film", "payment"], ["rental date", "film title", "payment amount"])
+    assert set(scorer.scores("films most often rented")) == {"rental", "film"}
+    assert set(scorer.scores("what each customer paid")) == {"payment"}
+
+
+def test_a_question_word_a_document_spells_is_read_as_written():
+    scorer = LexicalScorer(["rented", "rental"], ["rented flag", "rental date"])
+    assert set(scorer.scores("rented")) == {"rented"}
+
+
+def test_a_table_named_by_the_family_of_a_question_verb_holds_the_word():
+    tables = {
+        "rental": pd.DataFrame({"rental_date": ["2005-05-24"], "film_id": [1]}),
+        "film": pd.DataFrame({"film_id": [1], "title": ["Academy Dinosaur"]}),
+    }
+    index = PearlTableIndex.from_tables(tables, embed_model=TrigramEmbedding(), augment=False)
+    held, _ = index.revisions.state().words.of("Which films are rented most?")
+    assert "rental" in held["rental"] and "rental" not in held.get("film", frozenset())
+
+
+@pytest.mark.parametrize(
+    ("word", "forms"),
+    [
+        ("rented", ("rental",)),  # an ending that names the verb's act
+        ("shipped", ("shipping",)),  # its last consonant doubled
+        ("played", ()),  # a verb's actor is another thing: games played are no player
+        ("approved", ("approval",)),  # its last "e" dropped
+        ("invoiced", ("invoice",)),  # the dictionary form alone
+        ("sold", ()),  # "sell" does not start as "sold": another word to a reader
+        ("came", ()),  # nor does "come" start as "came"
+        ("lowest", ()),  # a comparative is its own word
+        ("one", ()),  # a word in its dictionary form is read as written
+    ],
+)
+def test_a_words_family_is_its_dictionary_form_and_the_nouns_made_of_it(word, forms):
+    known = {"rental", "shipping", "player", "approval", "invoice", "sale", "comment", "low", "oney"}
+    assert family_forms(word, known) == forms
 
 
 def test_scorer_rejects_mismatched_ids_and_texts():

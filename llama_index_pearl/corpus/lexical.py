@@ -3,7 +3,8 @@
 Tokens: identifiers are split as join naming and the heuristic questions split them
 (:func:`~llama_index_pearl.text.words.split_identifiers`: ``Has_Pet``, ``carMakers`` and ``HTTPServer``
 become words), English stop words dropped and plurals folded (:func:`~llama_index_pearl.text.words.singular`),
-since questions say "pets" of a table named ``Pets`` or ``pet``.
+since questions say "pets" of a table named ``Pets`` or ``pet``. A question's token the index lacks is read as the
+forms of its family the index holds (:meth:`LexicalIndex.question_tokens`: "rented" as ``rental``).
 
 BM25 is the maintained ``bm25s`` library (Lucene's BM25, its defaults). It builds the index: one
 score per (token, document) in a sparse column matrix. Scoring a question only sums the columns
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from llama_index_pearl.text.words import singular, split_identifiers
+from llama_index_pearl.text.words import family_forms, singular, split_identifiers
 
 __all__ = ["STOP_WORDS", "LexicalIndex", "lexical_tokens", "text_tokens"]
 
@@ -135,11 +136,20 @@ class LexicalIndex:
         counts again), which is how ``bm25s`` sums them.
         """
         scores = np.zeros(self.n_docs, dtype=np.float32)
-        for token in text_tokens(question):
+        for token in self.question_tokens(question):
             postings = self.postings(token)
             if postings is not None:
                 np.add.at(scores, *postings)
         return scores
+
+    def question_tokens(self, question: str) -> list[str]:
+        """The question's tokens as this index spells them: a token it lacks reads as the forms of its family it
+        holds (:func:`~llama_index_pearl.text.words.family_forms`: "rented" as ``rental``), or is dropped.
+
+        Args:
+            question: The question.
+        """
+        return [form for token in text_tokens(question) for form in family_forms(token, self.vocabulary)]
 
     def postings(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The documents that hold ``token`` and its BM25 score in each (``None``: no document holds it).

@@ -13,11 +13,12 @@ Pipeline step: text (docs/architecture.md).
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from functools import lru_cache
 
 import simplemma
 
-__all__ = ["identifier_words", "singular", "split_identifiers", "written_words"]
+__all__ = ["family_forms", "identifier_words", "singular", "split_identifiers", "written_words"]
 
 # A plural acronym keeps its "s": "IDs", "URLs" (an "s" after a capital, then no lower-case letter).
 _PLURAL = r"(?![A-Z]s(?![a-z]))"
@@ -28,6 +29,11 @@ _CAMEL = re.compile(rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]){_PLURAL}"
 _ID_THEN_WORD = re.compile(r"(?<=[a-z0-9])ID(?=[a-z])(?!s(?![a-z]))")
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 _WRITTEN_WORD = re.compile(r"[A-Za-z][A-Za-z']+")  # two letters or more, an apostrophe kept: "shop's", not "2016"
+# a short vowel then one consonant ends the word: the consonant doubles before an ending (ship -> shipping)
+_DOUBLED = re.compile(r"(?:^|[^aeiou])[aeiou][bdgklmnprt]$")
+# Endings that name a verb's act: rent -> rental, pay -> payment, ship -> shipment, deliver -> delivery. Not its
+# actor (-er, -or, -ee): "games played" asks of games, not of the player
+_DERIVED = ("al", "ment", "y", "ion", "ation", "ance", "ence", "ing")
 
 
 def split_identifiers(text: str) -> str:
@@ -90,3 +96,46 @@ def singular(word: str) -> str:
     if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
         return word[:-1]
     return word
+
+
+def family_forms(word: str, known: Container[str]) -> tuple[str, ...]:
+    """The forms of a word's family that ``known`` holds, for a word it does not: a question says "rented" and
+    "paid" of tables that spell ``rental`` and ``payment``.
+
+    The family is the word's dictionary form (simplemma: "paid" -> "pay") and that form with an ending that names
+    the verb's act (:data:`_DERIVED`: ``-al``, ``-ment``, ``-y``, ``-ion``...), its last consonant doubled
+    ("shipping") or its last "e" dropped ("approval") as English spells them; never its actor ("played" is not
+    ``player``). Only a word a verb's ending made has a family here ("rented", "paying", "paid"): a word in its
+    dictionary form is read as written ("one" is not "oney"), a comparative as its own ("lowest" is not ``low``).
+    A dictionary form that does not start as the word does ("sold" -> "sell", "best" -> "good") is another word
+    to a reader: none is read. The "e" is dropped only from forms of five letters or more, before a vowel.
+
+    >>> family_forms("rented", {"rental", "film"}), family_forms("paid", {"payment"}), family_forms("sold", {"sale"})
+    (('rental',), ('payment',), ())
+
+    Args:
+        word: A lower-case token (:func:`singular` already applied).
+        known: The tokens an index holds.
+
+    Returns:
+        ``(word,)`` when ``known`` holds it, else the known forms of its family (none: empty).
+    """
+    if word in known:
+        return (word,)
+    return tuple(f for f in _family(word) if f in known)
+
+
+@lru_cache(maxsize=65536)  # every question's words the index lacks, twice a question (BM25, the words it holds)
+def _family(word: str) -> tuple[str, ...]:
+    """Every form of :func:`family_forms`' family of a word, known or not."""
+    lemma = simplemma.lemmatize(word, lang="en")
+    if lemma == word or len(lemma) < 3 or lemma[:2] != word[:2] or word.endswith(("er", "est")):
+        return ()
+    stems = [(lemma, _DERIVED)]
+    if lemma.endswith("e") and len(lemma) >= 5:
+        stems.append((lemma[:-1], tuple(e for e in _DERIVED if e[0] in "aeiou")))
+    if _DOUBLED.search(lemma):
+        stems.append((lemma + lemma[-1], tuple(e for e in _DERIVED if e[0] in "aeiou")))
+    if lemma.endswith("y"):
+        stems.append((lemma[:-1] + "i", _DERIVED))
+    return tuple(dict.fromkeys([lemma] + [stem + ending for stem, endings in stems for ending in endings]))

@@ -168,45 +168,45 @@ class Confidence:
     vectors.
     """
 
-    bias: float = -2.23
-    gap: float = -4.28
-    own_gap: float = -0.34
-    words: float = 2.19
-    distance: float = 0.03
-    centrality: float = 0.49
-    column_gap: float = -2.51
-    rank: float = -0.64
-    adjacent: float = 0.63
-    shared_unit: float = 0.49
-    word_column: float = 1.77
-    word_column_wins: float = 2.06
-    word_column_margin: float = 8.01
+    bias: float = -2.21
+    gap: float = -4.45
+    own_gap: float = -0.27
+    words: float = 2.22
+    distance: float = -0.02
+    centrality: float = 0.52
+    column_gap: float = -2.47
+    rank: float = -0.61
+    adjacent: float = 0.45
+    shared_unit: float = 0.48
+    word_column: float = 1.76
+    word_column_wins: float = 2.08
+    word_column_margin: float = 8.02
     scope_size: float = -0.39
     question_words: float = 0.93
-    quoted: float = 0.98
-    beyond_seed: float = 0.33
-    seed_answers: float = -1.13
+    quoted: float = 0.96
+    beyond_seed: float = 0.3
+    seed_answers: float = -1.01
 
     @classmethod
     def without_columns(cls) -> Confidence:
         """The model fitted on the same data without the column features (an index without column vectors)."""
         return cls(
-            bias=-2.36,
-            gap=-5.74,
-            own_gap=-2.5,
-            words=3.67,
-            distance=-0.07,
-            centrality=0.68,
+            bias=-2.34,
+            gap=-5.89,
+            own_gap=-2.45,
+            words=3.73,
+            distance=-0.08,
+            centrality=0.71,
             column_gap=0.0,
-            rank=-0.86,
-            adjacent=0.25,
+            rank=-0.84,
+            adjacent=0.14,
             shared_unit=0.53,
             word_column=0.0,
             word_column_wins=0.0,
             word_column_margin=0.0,
-            scope_size=-0.49,
-            question_words=1.23,
-            quoted=0.89,
+            scope_size=-0.51,
+            question_words=1.24,
+            quoted=0.86,
             beyond_seed=0.0,
             seed_answers=0.0,
         )

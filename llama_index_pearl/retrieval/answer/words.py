@@ -63,7 +63,7 @@ class QuestionWords:
         inside = scope.inside if scope is not None else None
         held: dict[int, set[str]] = {}
         holders: dict[str, int] = {}
-        for word in set(text_tokens(question)):
+        for word in set(index.question_tokens(question)):
             postings = index.postings(word)
             if postings is None:
                 continue
