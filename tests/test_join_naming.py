@@ -42,6 +42,8 @@ def test_agents_are_roles_not_entities():
     assert parse_reference("LastEditedBy") == NameReference(("last", "edited"), "by", agent=True)
     assert parse_reference("creator_id").agent
     assert not parse_reference("customer_name").agent  # no key word: an attribute
+    assert parse_reference("Salesperson Key").agent  # a compound whose head is a person
+    assert not parse_reference("person_id").agent  # the entity itself
 
 
 def test_a_leading_count_word_makes_a_measure_not_a_reference():

@@ -63,6 +63,12 @@ def test_an_agent_word_in_one_table_only_is_a_thing_not_a_role():
     assert joins(users, readings) == set()
 
 
+def test_a_role_compound_of_person_in_one_table_references_the_employee_table():
+    employees = header("Employee", "Employee Key", "Employee", "Is Salesperson")
+    sales = header("Sale", "Sale Key", "Salesperson Key", "Quantity")
+    assert joins(employees, sales) == {("Sale.Salesperson Key", "Employee.Employee Key")}
+
+
 def test_numbered_references_resolve_to_the_key_their_values_meet():
     player = rows("Player", id=["1", "2", "3"], player_api_id=["505942", "155782", "162549"], name=["a", "b", "c"])
     match = rows("Match", id=["7", "8"], home_player_1=["505942.0", ""], home_player_2=["162549.0", "98765.0"])

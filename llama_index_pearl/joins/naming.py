@@ -58,6 +58,7 @@ __all__ = [
     "entity_match",
     "entity_singular",
     "key_name_worth",
+    "named_role",
     "names_own_table",
     "parse_reference",
     "table_forms",
@@ -86,6 +87,7 @@ MEASURE_WORDS = frozenset(
 )
 _IRREGULAR = {"people": "person", "persons": "person", "men": "man", "women": "woman", "children": "child"}
 _AGENT_SUFFIXES = ("er", "or")  # creator, approver, uploader: one who does
+_PERSON = "person"  # salesperson, chairperson: a compound whose head is a person names one
 # itemid, cgid, orderkey, custkey: the key words glued to an entity often enough to split, each with the
 # fewest letters the entity must keep (monkey, turkey, hockey are no keys of a "mon", "tur" or "hoc").
 _GLUED_KEYS = (("id", 3), ("key", 4))
@@ -238,11 +240,17 @@ def parse_reference(column: str) -> NameReference:
         agent, key, tokens = True, tokens[-1], tokens[:-1]
     elif key is None and len(tokens) > 1 and tokens[-1] in LINK_SUFFIXES:  # ShipVia: the shipper it goes by
         key, tokens = tokens[-1], tokens[:-1]
-    elif tokens and key and (tokens[-1] in AGENT_ROLES or _agent_noun(tokens[-1])):
+    elif tokens and key and (named_role(tokens[-1]) or _agent_noun(tokens[-1])):
         agent = True  # creator_id, approver_id, SupportRepId: an agent unless a table of that name says otherwise
     if tokens:
         tokens[-1] = entity_singular(tokens[-1])
     return NameReference(tuple(tokens), key, numbered, agent, suffix)
+
+
+def named_role(word: str) -> bool:
+    """A word that names a person's role outright: ``rep``, ``manager``, ``salesperson`` (not ``person`` itself,
+    an entity)."""
+    return word in AGENT_ROLES or (word.endswith(_PERSON) and len(word) > len(_PERSON))
 
 
 def _agent_noun(word: str) -> bool:

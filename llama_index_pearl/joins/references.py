@@ -122,7 +122,7 @@ def _resolve(p: ColumnProfile, ref: NameReference, names: TableNames) -> list[Re
     matches.pop(p.table_id, None)
     # an agent word (creator, approver) is a role only as an audit convention, repeated across tables:
     # one column named so (SensorNumber, Beginning of Quarter Key) is more likely a thing
-    named_role = ref.key == "by" or ref.core[-1] in naming.AGENT_ROLES
+    named_role = ref.key == "by" or naming.named_role(ref.core[-1])
     agents = {}
     if not named and ref.agent and (named_role or names.spread[(p.source, p.norm_name)] >= AGENT_SPREAD):
         for entity in naming.AGENT_ENTITIES:
