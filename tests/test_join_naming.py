@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from llama_index_pearl.joins.abbreviations import qualified
 from llama_index_pearl.joins.naming import (
     NameReference,
     entity_match,
@@ -104,3 +105,10 @@ def test_initials_of_another_table_name_no_key():
     assert key_name_worth("PID", table_forms("M_Cast")) == 0.0
     assert key_name_worth("MID", table_forms("M_Cast")) == 0.0
     assert key_name_worth("CGID", table_forms("caregivers")) == 0.0
+
+
+def test_a_qualifiers_initial_before_an_abbreviation_names_the_word():
+    assert qualified("hadm", "admission")  # h(ospital) adm(ission)
+    assert not qualified("adm", "admission")  # a plain abbreviation, read as one elsewhere
+    assert not qualified("hab", "admission")  # too short after the initial to abbreviate anything
+    assert not qualified("hstay", "admission")

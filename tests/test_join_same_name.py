@@ -205,15 +205,23 @@ def test_a_table_keyed_after_its_row_number_is_read_from_its_next_column():
     assert found(patients, admissions, notes) == {
         ("ADMISSIONS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
         ("NOTEEVENTS.SUBJECT_ID", "PATIENTS.SUBJECT_ID"),
+        ("NOTEEVENTS.HADM_ID", "ADMISSIONS.HADM_ID"),
     }
 
 
-def test_a_code_two_lookups_key_joins_the_one_named_like_the_table_that_codes_it():
-    diagnoses = header("d_icd_diagnoses", "icd_code", "long_title")
-    procedures = header("d_icd_procedures", "icd_code", "long_title")
-    coded_diagnoses = header("diagnoses_icd", "seq_num", "icd_code")
-    coded_procedures = header("procedures_icd", "chartdate", "icd_code")
-    assert found(diagnoses, procedures, coded_diagnoses, coded_procedures) == {
-        ("diagnoses_icd.icd_code", "d_icd_diagnoses.icd_code"),
-        ("procedures_icd.icd_code", "d_icd_procedures.icd_code"),
+def test_a_key_name_that_abbreviates_one_table_after_an_initial_is_that_tables_key():
+    # hadm_id is the h(ospital) adm(ission): no table leads with it, and the one it abbreviates is keyed by it
+    admissions = header("admissions", "subject_id", "hadm_id", "admittime")
+    labs = header("labevents", "labevent_id", "subject_id", "hadm_id")
+    services = header("services", "subject_id", "hadm_id", "curr_service")
+    assert {pair for pair in found(admissions, labs, services) if "hadm_id" in pair[0]} == {
+        ("labevents.hadm_id", "admissions.hadm_id"),
+        ("services.hadm_id", "admissions.hadm_id"),
     }
+
+
+def test_a_key_name_no_table_it_abbreviates_carries_joins_nothing():
+    # the admissions table is not among these: two tables referring to it are not each other's key
+    labs = header("labevents", "labevent_id", "subject_id", "hadm_id")
+    services = header("services", "subject_id", "hadm_id", "curr_service")
+    assert not {pair for pair in found(labs, services) if "hadm_id" in pair[0]}

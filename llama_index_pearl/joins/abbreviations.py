@@ -18,9 +18,11 @@ __all__ = [
     "abbreviates_in_order",
     "entity_match",
     "initials",
+    "qualified",
 ]
 
 MIN_WORD = 3  # shortest abbreviation, glued remainder or compound part that counts as a word
+QUALIFIER = 1  # letters of a qualifier's initial before an abbreviation: hadm is the h(ospital) adm(ission)
 SKELETON_SHARE = 0.6  # cust/customer 0.5, dept/department 0.4, mgr/manager 0.43; emp, pub, prod are prefixes
 ABBREVIATION_WORTH = 0.85  # cust_id -> customers
 GLUED_WORTH = 0.8  # hero_id -> superhero: the entity is glued into one word of the table's name
@@ -93,3 +95,14 @@ def initials(short: str, form: tuple[str, ...]) -> bool:
     """``p`` of ``person``, ``la`` of ``language``, ``cg`` of ``care_giver``: a table's initials, or the first letters
     of its one word (what ``PID`` and ``LAID`` abbreviate)."""
     return "".join(w[0] for w in form) == short or (len(form) == 1 and form[0].startswith(short))
+
+
+def qualified(short: str, word: str) -> bool:
+    """``hadm`` of ``admission``: a qualifier's initial (the ``h`` of hospital) before an abbreviation of the word.
+
+    Args:
+        short: One word of a column's name, its key word dropped (``hadm`` of ``hadm_id``).
+        word: A table's one-word name, singular.
+    """
+    rest = short[QUALIFIER:]
+    return len(rest) >= MIN_WORD and short[0] != word[0] and abbreviates(rest, word)

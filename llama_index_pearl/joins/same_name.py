@@ -14,6 +14,8 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
   tables of a source) keys no entity: a table's first column is read after it. Of several lookups a name alone
   keys (``d_icd_diagnoses``, ``d_icd_procedures``), a member refers to the one whose table's name shares the most
   words with its own (``diagnoses_icd``); a table that carries the name as a reference is none the name names.
+  Where no member keys its table by position, the owner is the member whose name abbreviates its own table's
+  after a qualifier's initial (``admissions.hadm_id``: the h(ospital) adm(ission)).
   Two owners (each table's own ``ID``, a ``rowguid`` beside every key) leave the name to the values.
 * **A table named after another** (``legislators_terms`` of ``legislators``) refers to it through the key they
   share, whatever the name says (``id_bioguide``).
@@ -115,7 +117,7 @@ def _owned_links(
     if not _key_named(profiles[members[0]]):
         return  # no key by its name (is_deleted)
     usable = [i for i in members if _id_like(profiles[i]) and profiles[i].table_id not in names.copies]
-    owners = [i for i in usable if _owns(profiles[i], names, i)]
+    owners = [i for i in usable if _owns(profiles[i], names, i)] or _abbreviated_owners(profiles, usable)
     one_name = len({profiles[i].norm_name for i in members}) == 1  # not two names one abbreviates
     carriers = {profiles[i].table_id for i in members if one_name and i not in owners and _carries(profiles[i])}
     if _names_a_table(profiles[members[0]], names, carriers):
@@ -137,6 +139,18 @@ def _owned_links(
             pairs.setdefault(pair_key(i, parent), Signals()).add_pattern(
                 "same_key_name", i, named=True, key_by_name=not q.joinable
             )
+
+
+def _abbreviated_owners(profiles: Sequence[ColumnProfile], usable: list[int]) -> list[int]:
+    """Where no member keys its table by position, the members whose name abbreviates their own table's, a
+    qualifier's initial first: ``admissions.hadm_id`` (the h(ospital) adm(ission)), not ``labevents.hadm_id``."""
+    found = []
+    for i in usable:
+        core = parse_reference(profiles[i].bare_name).core
+        words = [entity_singular(w) for w in table_name_words(profiles[i].table_id)]
+        if len(core) == 1 and len(words) == 1 and abbreviations.qualified(core[0], words[0]):
+            found.append(i)
+    return found
 
 
 def _carries(p: ColumnProfile) -> bool:
