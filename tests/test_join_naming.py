@@ -12,6 +12,7 @@ from llama_index_pearl.joins.naming import (
     parse_reference,
     table_forms,
 )
+from llama_index_pearl.joins.table_names import glued_qualifier, starts_with_qualifier
 
 
 @pytest.mark.parametrize(
@@ -112,3 +113,11 @@ def test_a_qualifiers_initial_before_an_abbreviation_names_the_word():
     assert not qualified("adm", "admission")  # a plain abbreviation, read as one elsewhere
     assert not qualified("hab", "admission")  # too short after the initial to abbreviate anything
     assert not qualified("hstay", "admission")
+
+
+def test_a_table_name_glued_before_an_entity_names_a_qualifier():
+    assert glued_qualifier("item", "d_labitems") == "lab"
+    assert glued_qualifier("item", "d_items") == ""  # the plain entity
+    assert glued_qualifier("item", "d_xitems") == ""  # too short to be a word
+    assert starts_with_qualifier("labevents", "lab")
+    assert not starts_with_qualifier("chartevents", "lab")

@@ -225,3 +225,15 @@ def test_a_key_name_no_table_it_abbreviates_carries_joins_nothing():
     labs = header("labevents", "labevent_id", "subject_id", "hadm_id")
     services = header("services", "subject_id", "hadm_id", "curr_service")
     assert not {pair for pair in found(labs, services) if "hadm_id" in pair[0]}
+
+
+def test_a_lookup_that_glues_a_qualifier_to_the_entity_keys_the_tables_named_with_it():
+    # MIMIC's lab items beside its plain items: lab events code lab items, chart events the other items
+    items = header("d_items", "itemid", "label", "category")
+    lab_items = header("d_labitems", "itemid", "label", "fluid")
+    charts = header("chartevents", "subject_id", "itemid", "valuenum")
+    labs = header("labevents", "labevent_id", "subject_id", "itemid")
+    assert {pair for pair in found(items, lab_items, charts, labs) if "itemid" in pair[0]} == {
+        ("chartevents.itemid", "d_items.itemid"),
+        ("labevents.itemid", "d_labitems.itemid"),
+    }

@@ -24,7 +24,7 @@ from llama_index_pearl.joins import abbreviations, naming, scoring
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, NameReference, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
-from llama_index_pearl.joins.table_names import TableNames
+from llama_index_pearl.joins.table_names import TableNames, glued_qualifier, starts_with_qualifier
 
 __all__ = ["AGENT_SPREAD", "Resolved", "reference_candidates"]
 
@@ -49,7 +49,7 @@ def reference_candidates(profiles: Sequence[ColumnProfile], pairs: Pairs, names:
     for i, p in enumerate(profiles):
         ref = parse_reference(p.bare_name)
         own = naming.key_name_worth(p.bare_name, names.forms[p.table_id], names.others[p.table_id])
-        if not ref.core or own > 0.0 or ref.core in names.forms[p.table_id]:
+        if not ref.core or own > 0.0 or ref.core in names.forms[p.table_id] or _qualified(i, ref, names):
             continue  # a bare key word, its own table's key, or about its own entity (dokur.dokur_no_4)
         found = _resolve(p, ref, names)
         if not found:
@@ -192,6 +192,23 @@ def _extension_matches(p: ColumnProfile, ref: NameReference, names: TableNames, 
             matches[table_id] = (1.0, ref.core, False, True)
             extended.add(table_id)
     return extended
+
+
+def _qualified(i: int, ref: NameReference, names: TableNames) -> bool:
+    """Whether column ``i`` is a qualified lookup's key or refers to one, which the same name decides
+    (:mod:`~llama_index_pearl.joins.same_name`): ``d_labitems.itemid`` leads a table that glues a qualifier to
+    its entity (lab items), and ``labevents.itemid`` starts with that qualifier; neither is a reference to the
+    plain ``d_items``."""
+    p = names.profiles[i]
+    if len(ref.core) != 1:
+        return False
+    for c in names.named_alike[(p.source, p.tokens)]:
+        lookup = names.profiles[c].table_id
+        qualifier = glued_qualifier(ref.core[0], lookup)
+        leads = names.leading_column(lookup) == c
+        if qualifier and leads and (c == i or starts_with_qualifier(p.table_id, qualifier)):
+            return True
+    return False
 
 
 def _target(

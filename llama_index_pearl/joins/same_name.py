@@ -15,7 +15,9 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
   keys (``d_icd_diagnoses``, ``d_icd_procedures``), a member refers to the one whose table's name shares the most
   words with its own (``diagnoses_icd``); a table that carries the name as a reference is none the name names.
   Where no member keys its table by position, the owner is the member whose name abbreviates its own table's
-  after a qualifier's initial (``admissions.hadm_id``: the h(ospital) adm(ission)).
+  after a qualifier's initial (``admissions.hadm_id``: the h(ospital) adm(ission)). A lookup that glues a
+  qualifier to the name's entity (``d_labitems.itemid``: lab items) keys the members whose table's name starts
+  with that qualifier (``labevents``), and the plain lookup (``d_items``) the others.
   Two owners (each table's own ``ID``, a ``rowguid`` beside every key) leave the name to the values.
 * **A table named after another** (``legislators_terms`` of ``legislators``) refers to it through the key they
   share, whatever the name says (``id_bioguide``).
@@ -44,7 +46,7 @@ from llama_index_pearl.joins.naming import (
 )
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
-from llama_index_pearl.joins.table_names import TableNames
+from llama_index_pearl.joins.table_names import TableNames, glued_qualifier, starts_with_qualifier
 
 __all__ = ["IDENTIFYING", "MAX_SAME_NAME_GROUP", "MAX_SAME_NAME_KEYS", "NUMBER_KEYS", "same_name_candidates"]
 
@@ -102,12 +104,37 @@ def _keyed_candidates(profiles: Sequence[ColumnProfile], names: TableNames, memb
     keys = keys or [i for i in members if leading and _leads_empty_table(profiles[i], names, i)]
     if len(keys) > MAX_SAME_NAME_KEYS:
         return
+    lookups = _qualified_lookups(profiles, names, members, keys)
+    own = {i: [k for k, q in lookups.items() if starts_with_qualifier(profiles[i].table_id, q)] for i in members}
     for k in keys:
         for i in members:
-            if profiles[i].table_id != profiles[k].table_id:
+            # a lookup's own key, and a member its qualifier names (labevents), refer to no plain key
+            if profiles[i].table_id != profiles[k].table_id and i not in lookups and not own[i]:
                 pairs.setdefault(pair_key(i, k), Signals()).add_pattern(
                     "same_key_name", i, named=leading, key_by_name=leading
                 )
+    for i in members:
+        for k in own[i]:
+            if profiles[i].table_id != profiles[k].table_id:
+                signals = pairs.setdefault(pair_key(i, k), Signals())
+                signals.add_pattern("same_key_name", i, named=True, key_by_name=True)
+
+
+def _qualified_lookups(
+    profiles: Sequence[ColumnProfile], names: TableNames, members: list[int], keys: list[int]
+) -> dict[int, str]:
+    """Lookups that glue a qualifier to the name's entity, each with its qualifier: ``d_labitems`` leads with
+    ``itemid`` (lab items), so ``labevents.itemid`` refers to it, not to the plain ``d_items``."""
+    found = {}
+    for k in members:
+        p = profiles[k]
+        core = parse_reference(p.bare_name).core
+        if not keys or k in keys or len(core) != 1 or k != names.leading_column(p.table_id):
+            continue
+        qualifier = glued_qualifier(core[0], p.table_id)
+        if qualifier:
+            found[k] = qualifier
+    return found
 
 
 def _owned_links(
@@ -198,7 +225,7 @@ def _owns(p: ColumnProfile, names: TableNames, i: int) -> bool:
     if p.identifier:
         return True
     columns = names.columns[p.table_id]
-    if i != _leading(names, p.table_id) or not _key_named(p) or any(names.profiles[c].identifier for c in columns):
+    if i != names.leading_column(p.table_id) or not _key_named(p) or any(names.profiles[c].identifier for c in columns):
         return False
     if all(_key_named(names.profiles[c]) for c in columns):
         return False
@@ -218,12 +245,6 @@ def _row_number(names: TableNames, i: int) -> bool:
     tables of its source carry it)."""
     p = names.profiles[i]
     return (p.source, p.norm_name) in names.row_numbers
-
-
-def _leading(names: TableNames, table_id: str) -> int:
-    """A table's first column after its row number (a DDL lists the key first)."""
-    columns = names.columns[table_id]
-    return columns[1] if len(columns) > 1 and _row_number(names, columns[0]) else columns[0]
 
 
 def _refers(p: ColumnProfile) -> bool:

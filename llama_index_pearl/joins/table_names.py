@@ -20,7 +20,7 @@ from llama_index_pearl.joins import abbreviations, naming, scoring
 from llama_index_pearl.joins.naming import NameReference, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 
-__all__ = ["COPY_COLUMNS", "COPY_SHARE", "TableNames"]
+__all__ = ["COPY_COLUMNS", "COPY_SHARE", "TableNames", "glued_qualifier", "starts_with_qualifier"]
 
 
 @dataclass
@@ -128,6 +128,12 @@ class TableNames:
             return False
         return any(self.source[t] == p.source for t in self.tables_named(core, False) - {p.table_id})
 
+    def leading_column(self, table_id: str) -> int:
+        """A table's first column after its row number (a DDL lists the key first)."""
+        columns = self.columns[table_id]
+        first = self.profiles[columns[0]]
+        return columns[1] if len(columns) > 1 and (first.source, first.norm_name) in self.row_numbers else columns[0]
+
     def names_key(self, i: int) -> bool:
         """Whether column ``i`` is its table's key by name, or a prefixed table's first column, unique, named as a key.
 
@@ -222,6 +228,26 @@ class _Others(Collection):
 
     def __len__(self) -> int:
         return len(self.source - self.own)
+
+
+def glued_qualifier(entity: str, table_id: str) -> str:
+    """What a table's name glues before an entity, as a word of its own (``lab`` of ``d_labitems`` for ``item``),
+    else ``""``: lab items are the items of lab events, beside a plain ``d_items``.
+
+    Args:
+        entity: The entity word of a key's name (``item`` of ``itemid``).
+        table_id: The table.
+    """
+    words = naming.table_name_words(table_id)
+    last = naming.entity_singular(words[-1]) if words else ""
+    qualifier = last[: -len(entity)] if last.endswith(entity) else ""
+    return qualifier if len(qualifier) >= abbreviations.MIN_WORD else ""
+
+
+def starts_with_qualifier(table_id: str, qualifier: str) -> bool:
+    """Whether a table's name starts with a qualifier (``labevents`` with ``lab``)."""
+    words = naming.table_name_words(table_id)
+    return bool(qualifier) and bool(words) and words[0].startswith(qualifier)
 
 
 def _own_words(table_id: str) -> set[str]:
