@@ -24,7 +24,7 @@ from llama_index_pearl.joins import abbreviations, naming, scoring
 from llama_index_pearl.joins.naming import GENERIC_TOKENS, NameReference, parse_reference
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
-from llama_index_pearl.joins.table_names import TableNames, glued_qualifier, starts_with_qualifier
+from llama_index_pearl.joins.table_names import TableNames, starts_with_qualifier
 
 __all__ = ["AGENT_SPREAD", "Resolved", "reference_candidates"]
 
@@ -202,13 +202,8 @@ def _qualified(i: int, ref: NameReference, names: TableNames) -> bool:
     p = names.profiles[i]
     if len(ref.core) != 1:
         return False
-    for c in names.named_alike[(p.source, p.tokens)]:
-        lookup = names.profiles[c].table_id
-        qualifier = glued_qualifier(ref.core[0], lookup)
-        leads = names.leading_column(lookup) == c
-        if qualifier and leads and (c == i or starts_with_qualifier(p.table_id, qualifier)):
-            return True
-    return False
+    lookups = names.qualified_lookups(p.source, p.tokens, ref.core[0])
+    return i in lookups or any(starts_with_qualifier(p.table_id, qualifier) for qualifier in lookups.values())
 
 
 def _target(

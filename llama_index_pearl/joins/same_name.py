@@ -46,7 +46,7 @@ from llama_index_pearl.joins.naming import (
 )
 from llama_index_pearl.joins.profiles import ColumnProfile
 from llama_index_pearl.joins.signals import Pairs, Signals, pair_key
-from llama_index_pearl.joins.table_names import TableNames, glued_qualifier, starts_with_qualifier
+from llama_index_pearl.joins.table_names import TableNames, starts_with_qualifier
 
 __all__ = ["IDENTIFYING", "MAX_SAME_NAME_GROUP", "MAX_SAME_NAME_KEYS", "NUMBER_KEYS", "same_name_candidates"]
 
@@ -129,9 +129,9 @@ def _qualified_lookups(
     for k in members:
         p = profiles[k]
         core = parse_reference(p.bare_name).core
-        if not keys or k in keys or len(core) != 1 or k != names.leading_column(p.table_id):
+        if not keys or k in keys or len(core) != 1:
             continue
-        qualifier = glued_qualifier(core[0], p.table_id)
+        qualifier = names.qualified_lookups(p.source, p.tokens, core[0]).get(k)
         if qualifier:
             found[k] = qualifier
     return found
@@ -236,15 +236,8 @@ def _keyed_alone(p: ColumnProfile, names: TableNames, i: int) -> bool:
     """Whether column ``i`` is its table's one column named as a key (a row number aside): ``patients.subject_id``
     beside a gender and an age keys its table, ``admissions.subject_id`` beside ``hadm_id`` leads a table keyed
     otherwise."""
-    others = [c for c in names.columns[p.table_id] if c != i and not _row_number(names, c)]
+    others = [c for c in names.columns[p.table_id] if c != i and not names.row_number(c)]
     return not any(_key_named(names.profiles[c]) for c in others)
-
-
-def _row_number(names: TableNames, i: int) -> bool:
-    """Whether column ``i`` is its table's row number (``ROW_ID``: its name leads every table carrying it, and most
-    tables of its source carry it)."""
-    p = names.profiles[i]
-    return (p.source, p.norm_name) in names.row_numbers
 
 
 def _refers(p: ColumnProfile) -> bool:
@@ -307,7 +300,7 @@ def _leads_empty_table(p: ColumnProfile, names: TableNames, i: int) -> bool:
     Not when its name refers to a table (``costs.prod_id`` leads with a product), when it is a row number (``ROW_ID``
     keys no entity), or when its table copies another.
     """
-    if _row_number(names, i):
+    if names.row_number(i):
         return False
     if p.n_rows or not p.has_key_token or i != names.columns[p.table_id][0] or p.table_id in names.copies:
         return False

@@ -50,6 +50,7 @@ class TableNames:
     row_numbers: set[tuple[str | None, str]] = field(default_factory=set)  # ... and in most tables of its source
     _key_worth: dict[int, tuple[float, bool]] = field(default_factory=dict)
     _keys_named: dict[tuple, set[str]] = field(default_factory=dict)
+    _qualified: dict[tuple, dict[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for i, p in enumerate(self.profiles):
@@ -128,11 +129,36 @@ class TableNames:
             return False
         return any(self.source[t] == p.source for t in self.tables_named(core, False) - {p.table_id})
 
+    def row_number(self, i: int) -> bool:
+        """Whether column ``i`` is its table's row number (``ROW_ID``: its name leads every table carrying it, and
+        most tables of its source carry it)."""
+        p = self.profiles[i]
+        return (p.source, p.norm_name) in self.row_numbers
+
     def leading_column(self, table_id: str) -> int:
         """A table's first column after its row number (a DDL lists the key first)."""
         columns = self.columns[table_id]
-        first = self.profiles[columns[0]]
-        return columns[1] if len(columns) > 1 and (first.source, first.norm_name) in self.row_numbers else columns[0]
+        return columns[1] if len(columns) > 1 and self.row_number(columns[0]) else columns[0]
+
+    def qualified_lookups(self, source: str | None, tokens: tuple[str, ...], entity: str) -> dict[int, str]:
+        """The columns named ``tokens`` in ``source`` that lead a table whose name glues a qualifier before
+        ``entity``, each with its qualifier (:func:`glued_qualifier`: ``d_labitems.itemid``, ``lab``); read once a
+        name, as every column of the name asks.
+
+        Args:
+            source: Provenance.
+            tokens: The columns' name tokens.
+            entity: The one entity word of their name (``item`` of ``itemid``).
+        """
+        key = (source, tokens, entity)
+        if key not in self._qualified:
+            found = {}
+            for c in self.named_alike.get((source, tokens), ()):
+                table_id = self.profiles[c].table_id
+                if self.leading_column(table_id) == c and (qualifier := glued_qualifier(entity, table_id)):
+                    found[c] = qualifier
+            self._qualified[key] = found
+        return self._qualified[key]
 
     def names_key(self, i: int) -> bool:
         """Whether column ``i`` is its table's key by name, or a prefixed table's first column, unique, named as a key.
