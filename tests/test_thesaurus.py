@@ -7,6 +7,7 @@ import pytest
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
 
 from llama_index_pearl import PearlConfig, PearlTableIndex
+from llama_index_pearl.corpus.lexical import text_tokens
 from llama_index_pearl.tables.table import Table
 from llama_index_pearl.text.thesaurus import (
     BUSINESS_WORDS,
@@ -27,6 +28,17 @@ def test_a_role_reads_as_the_table_of_the_people_who_play_it():
 
 def test_inflected_words_are_looked_up_in_their_dictionary_form():
     assert schema_words("What did the shop bring in?") == schema_words("What has the shop brought in?")
+
+
+def test_a_hospitals_words_read_as_its_schemas_do():
+    assert schema_words("Which operations are performed most often?") == ["procedure"]
+    assert schema_words("Which conditions are coded most often?") == ["diagnosis"]
+    assert schema_words("Which blood tests are run most often?") == ["lab", "measurement"]
+
+
+def test_a_plural_diagnosis_reads_as_the_word_schemas_spell():
+    (added,) = schema_words("Which conditions are coded?")
+    assert added in text_tokens("diagnoses_icd")
 
 
 def test_words_the_question_already_holds_are_not_added_again():

@@ -45,7 +45,17 @@ def test_join_naming_reads_a_role_after_a_key_from_the_same_words():
 
 @pytest.mark.parametrize(
     ("plural", "one"),
-    [("countries", "country"), ("races", "race"), ("bus", "bus"), ("movies", "movie"), ("series", "series")],
+    [
+        ("countries", "country"),
+        ("races", "race"),
+        ("bus", "bus"),
+        ("movies", "movie"),
+        ("series", "series"),
+        ("diagnoses", "diagnosis"),
+        ("analyses", "analysis"),
+        ("courses", "course"),
+        ("doses", "dose"),
+    ],
 )
 def test_plurals_fold_to_the_singular(plural, one):
     assert singular(plural) == one

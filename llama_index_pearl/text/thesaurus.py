@@ -58,6 +58,7 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
         "deal offer": "discount promotion",
         "refund": "return",
         "bill": "invoice",
+        "budget forecast": "scenario",  # a plan, beside the actuals, is a scenario of the same figures
         # people and their roles
         "staff workforce headcount worker personnel rep salesperson salespeople employ hire": "employee",
         "team division": "department",
@@ -86,6 +87,11 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
         "die deceased mortality": "death",
         "medication medicine prescribe": "drug prescription",
         "diagnose illness disease": "diagnosis condition",
+        "condition comorbidity": "diagnosis",
+        "operation surgery surgical": "procedure",
+        "assay bloodwork test": "lab measurement",
+        "lab laboratory": "measurement",
+        "clinic": "site facility",
         "hospitalisation hospitalization admit": "admission stay",
         "doctor clinician": "provider physician",
         "insurer coverage": "insurance payer",
@@ -95,6 +101,7 @@ BUSINESS_WORDS: Mapping[str, tuple[str, ...]] = _entries(
         "movie": "film",
         "tune song": "track",
         "singer musician": "artist",
+        "writer": "author",
     }.items()
 )
 

@@ -80,10 +80,11 @@ def singular(word: str) -> str:
     """English singular of a lowercase word, by suffix rules: ``countries`` -> ``country``, ``races`` -> ``race``.
 
     A word in ``-ies`` is ``-y`` or ``-ie`` by the word, not by its letters (``countries``, ``movies``,
-    ``series``): simplemma's English dictionary decides it, the ``-y`` rule where it knows no such form.
+    ``series``): simplemma's English dictionary decides it, the ``-y`` rule where it knows no such form. A word in
+    ``-ses`` is a Greek ``-sis`` where the dictionary knows that form (``diagnoses``, ``analyses``), else ``-se``.
 
-    >>> [singular(w) for w in ("countries", "movies", "series", "races", "status")]
-    ['country', 'movie', 'series', 'race', 'status']
+    >>> [singular(w) for w in ("countries", "movies", "series", "races", "status", "diagnoses", "courses")]
+    ['country', 'movie', 'series', 'race', 'status', 'diagnosis', 'course']
 
     Args:
         word: A lowercase word.
@@ -93,6 +94,8 @@ def singular(word: str) -> str:
         return lemma if lemma in (word[:-1], word) else word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
+    if word.endswith("ses") and simplemma.is_known(word[:-2] + "is", lang="en"):
+        return word[:-2] + "is"
     if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
         return word[:-1]
     return word
