@@ -319,6 +319,8 @@ def _table_lines(
             lines.append("       a bridge: the question names none of it, it joins the tables that match")
         elif reason == SetReason.UNJOINED.value:
             lines.append("       no join to the other tables is known: how it joins them is for you to say")
+        elif reason == SetReason.LOOKUP.value:
+            lines.append("       a lookup: it names what the needed tables hold only codes of")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(meta["matched_unit_id"], table_id)
 

@@ -16,6 +16,7 @@ Pipeline step: answer (docs/architecture.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
     quoted_words,
     word_shares,
 )
+from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups
 from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.answer.router import Router
@@ -208,7 +210,10 @@ class SetAnswer:
             named = value_groups(ranked.question.as_asked)
             confidence = value_floor(confidence, named, self.values, rule.maybe, self.sources, home)
         pairs = [(t.table_id, t.score) for t in ranked.tables]
-        return choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        chosen = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        if asks_to_count(ranked.question.as_asked):
+            return chosen
+        return with_lookups(chosen, evidence.graph, _Named(self.columns, self._name_words))
 
     def _answer_within(self, ranked: Ranked, rule: SetRule, scope: Scope | None, route: Route) -> TableSet:
         """The set within a source the question may mean (the chosen one or a close rival), as surely as
@@ -277,6 +282,11 @@ class SetAnswer:
             )
         return out
 
+    @functools.cached_property
+    def _name_words(self) -> dict[str, frozenset[str]]:
+        """Each table's name as words, by table id (read once: a revision's tables never change)."""
+        return dict(zip(self.search.space.table_ids, self.words.table_name_words()))
+
     def _scored(self, ranked: Ranked, missing: Sequence[str]) -> list[PooledTable]:
         if self.scoring is not None:
             return self.scoring.score(ranked, missing)
@@ -301,3 +311,18 @@ def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:
             seen[table] = depth
         left.difference_update(frontier)
     return {t: d for t, d in seen.items() if t in wanted}
+
+
+class _Named:
+    """The tables that hold a name (:func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`), read off the
+    column index's names and the tables' name words when asked."""
+
+    def __init__(self, columns: ColumnIndex, name_words: Mapping[str, frozenset[str]]) -> None:
+        self._columns, self._name_words = columns, name_words
+
+    def __contains__(self, table_id: object) -> bool:
+        if not isinstance(table_id, str):
+            return False
+        names = self._columns.columns
+        columns = (names[row] for row in self._columns.rows_of(table_id))
+        return holds_names(columns, self._name_words.get(table_id, frozenset()))

@@ -63,6 +63,7 @@ class SetReason(str, Enum):
     MATCHED = "matched"  # the question's evidence chose it, and it joins the set
     BRIDGE = "bridge"  # it lies on the join path of a matched table: a link table, a fact
     UNJOINED = "unjoined"  # the question's evidence chose it, but no join to the set is known
+    LOOKUP = "lookup"  # it names what the needed tables code, and none of them holds a name (``lookups``)
 
 
 class SetTier(str, Enum):

@@ -1,0 +1,120 @@
+"""The lookups that name what a set's tables code: a diagnosis table holds an ICD code, its dictionary the title.
+
+A question that lists things ("Which conditions are coded most often?") wants their names. Where every needed
+table of its set holds codes and keys only (``diagnoses_icd``: ``subject_id``, ``icd_code``), the names live in a
+lookup that a needed table references (``d_icd_diagnoses``: ``icd_code``, ``long_title``): a table that references
+no other and holds a name. Such a lookup is named by no word of the question, scores low and often ranks beyond the
+candidates. :func:`with_lookups` brings it into the set, as may be needed; a question that counts ("How many...")
+names nothing, and a set that holds a name already needs no lookup for one.
+
+A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
+Pure functions over the set, the join
+graph (its edges' ``column_pairs`` say which table references which) and the tables that hold a name.
+
+Pipeline step: answer (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Container, Iterable
+
+import networkx as nx
+
+from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier, TableSet
+from llama_index_pearl.text.words import identifier_words, singular
+
+__all__ = ["LOOKUP_CONFIDENCE", "NAME_WORDS", "asks_to_count", "holds_names", "with_lookups"]
+
+#: The words of a column name that say it holds what a row is called or what it is.
+NAME_WORDS = frozenset({"name", "title", "label", "description", "desc"})
+
+#: How often a lookup that :func:`with_lookups` brings in is needed (measured: ``benchmarks/README.md``).
+LOOKUP_CONFIDENCE = 0.4
+
+_COUNTING = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+
+
+def holds_names(columns: Iterable[str], entity: Collection[str] = ()) -> bool:
+    """Whether a table's columns hold a name: a word of a column's name is one of :data:`NAME_WORDS`, or the column
+    is named as its table is (``airlines.Airline``: what a row is called).
+
+    >>> holds_names(["icd_code", "long_title"]), holds_names(["subject_id", "icd_code"])
+    (True, False)
+    >>> holds_names(["alid", "Airline", "Country"], entity={"airline"})
+    True
+
+    Args:
+        columns: The table's column names.
+        entity: The words of the table's name, singular (none: no column is read as named like it).
+    """
+    for column in columns:
+        words = [singular(w) for w in identifier_words(column)]
+        if NAME_WORDS.intersection(words) or (entity and set(words) == set(entity)):
+            return True
+    return False
+
+
+def asks_to_count(question: str) -> bool:
+    """Whether a question counts ("how many", "number of", "count"): a count names nothing.
+
+    >>> asks_to_count("How many operations were performed?"), asks_to_count("Which operations are most common?")
+    (True, False)
+
+    Args:
+        question: The question.
+    """
+    return _COUNTING.search(question) is not None
+
+
+def referenced(graph: nx.Graph, table: str) -> list[str]:
+    """The tables that ``table`` references by a key (a key join read from its side), in name order.
+
+    Args:
+        graph: The join graph.
+        table: A table of it.
+    """
+    if table not in graph:
+        return []
+    return sorted(
+        other
+        for other in graph.neighbors(table)
+        if any(j.kind == "explicit" and j.left_table == table for j in joins_between(graph, table, other))
+    )
+
+
+def with_lookups(
+    chosen: TableSet, graph: nx.Graph, named: Container[str], confidence: float = LOOKUP_CONFIDENCE
+) -> TableSet:
+    """The set with the lookups that name what its needed tables code, where none of them holds a name.
+
+    A lookup is a table that a needed table references, that references no table, and that holds a name
+    (``named``). Each comes in after the set's tables, may be needed, as sure as ``confidence`` and never surer
+    than the table that references it.
+
+    Args:
+        chosen: The set (:func:`~llama_index_pearl.retrieval.answer.table_sets.choose_table_set`).
+        graph: The join graph.
+        named: The tables that hold a name (:func:`holds_names`).
+        confidence: How sure a lookup is (:data:`LOOKUP_CONFIDENCE`).
+    """
+    needed = chosen.needed
+    if not needed or any(t in named for t in needed):
+        return chosen
+    lookups = {}
+    for table in needed:
+        for lookup in referenced(graph, table):
+            if lookup not in chosen and lookup in named and not referenced(graph, lookup):
+                sure = min(confidence, chosen.confidence.get(table, 0.0))
+                lookups[lookup] = max(lookups.get(lookup, 0.0), chosen.confidence.get(lookup, 0.0), sure)
+    if not lookups:
+        return chosen
+    return dataclasses.replace(
+        chosen,
+        tables=(*chosen.tables, *lookups),
+        reasons={**chosen.reasons, **dict.fromkeys(lookups, SetReason.LOOKUP)},
+        confidence={**chosen.confidence, **lookups},
+        tiers={**chosen.tiers, **dict.fromkeys(lookups, SetTier.MAYBE)},
+    )

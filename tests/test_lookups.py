@@ -1,0 +1,129 @@
+"""Lookups: where the needed tables hold only codes, the table that names them comes in, as may be needed."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pandas as pd
+from graphs import add_join
+
+from llama_index_pearl import PearlTableIndex
+from llama_index_pearl.retrieval.answer.lookups import LOOKUP_CONFIDENCE, asks_to_count, holds_names, with_lookups
+from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetRule, SetTier, choose_table_set
+
+NAMED = {"d_diagnoses", "patients", "d_wards"}  # the tables of _hospital() that hold a name
+
+
+def _hospital() -> nx.Graph:
+    """diagnoses codes each stay's conditions (icd_code -> d_diagnoses) and its patient (subject_id -> patients)."""
+    graph = nx.Graph()
+    add_join(graph, "diagnoses", "icd_code", "d_diagnoses", "icd_code")
+    add_join(graph, "diagnoses", "subject_id", "patients", "subject_id")
+    return graph
+
+
+def _diagnoses_alone(graph: nx.Graph, confidence: float = 0.9):
+    ranked = [("diagnoses", 0.6), ("patients", 0.3), ("d_diagnoses", 0.2)]
+    return choose_table_set(
+        ranked, {"diagnoses": confidence, "patients": 0.01, "d_diagnoses": 0.01}, "diagnoses", graph
+    )
+
+
+def test_a_set_of_codes_gets_the_lookup_that_names_them_as_may_be_needed():
+    answered = with_lookups(_diagnoses_alone(_hospital()), _hospital(), NAMED)
+    assert "d_diagnoses" in answered.tables
+    assert answered.reasons["d_diagnoses"] is SetReason.LOOKUP
+    assert answered.tiers["d_diagnoses"] is SetTier.MAYBE
+    assert answered.confidence["d_diagnoses"] == LOOKUP_CONFIDENCE
+
+
+def test_a_lookup_is_never_surer_than_the_table_that_references_it():
+    graph = _hospital()
+    answered = with_lookups(_diagnoses_alone(graph, confidence=0.2), graph, NAMED, confidence=0.3)
+    assert answered.confidence["d_diagnoses"] == 0.2
+
+
+def test_the_people_a_table_references_are_a_lookup_too_when_they_hold_a_name():
+    assert with_lookups(_diagnoses_alone(_hospital()), _hospital(), NAMED).tables == (
+        "diagnoses",
+        "d_diagnoses",
+        "patients",
+    )
+
+
+def test_a_set_whose_needed_table_holds_a_name_gets_no_lookup():
+    graph = _hospital()
+    chosen = _diagnoses_alone(graph)
+    assert with_lookups(chosen, graph, NAMED | {"diagnoses"}) == chosen
+
+
+def test_a_table_that_references_another_is_no_lookup():
+    graph = _hospital()
+    add_join(graph, "d_diagnoses", "ward_id", "d_wards", "ward_id")
+    assert "d_diagnoses" not in with_lookups(_diagnoses_alone(graph), graph, NAMED).tables
+
+
+def test_a_table_without_a_name_is_no_lookup():
+    graph = _hospital()
+    assert "d_diagnoses" not in with_lookups(_diagnoses_alone(graph), graph, NAMED - {"d_diagnoses"}).tables
+
+
+def test_a_table_that_references_a_needed_table_is_no_lookup_of_it():
+    graph = nx.Graph()
+    add_join(graph, "d_diagnoses", "icd_code", "diagnoses", "icd_code")  # d_diagnoses is the referencing side here
+    assert with_lookups(_diagnoses_alone(graph), graph, NAMED).tables == ("diagnoses",)
+
+
+def test_a_column_holds_a_name_by_a_word_of_its_name():
+    assert holds_names(["icd_code", "long_title"])
+    assert holds_names(["JobDesc"])
+    assert holds_names(["EnglishProductCategoryName"])
+    assert not holds_names(["subject_id", "hadm_id", "icd_code", "seq_num"])
+
+
+def test_a_column_named_as_its_table_is_its_name():
+    assert holds_names(["alid", "Airline", "Country"], entity={"airline"})
+    assert not holds_names(["alid", "Country"], entity={"airline"})
+
+
+def test_a_question_that_counts_names_nothing():
+    assert asks_to_count("How many diagnoses were coded last year?")
+    assert asks_to_count("What is the number of stays per ward?")
+    assert not asks_to_count("Which conditions are coded most often?")
+
+
+def _clinic() -> dict[str, pd.DataFrame]:
+    """A hospital's stays, the conditions coded on each (codes only) and the dictionary of those codes."""
+    return {
+        "patients": pd.DataFrame({"subject_id": [1, 2, 3], "gender": ["F", "M", "F"], "anchor_age": [71, 64, 80]}),
+        "admissions": pd.DataFrame(
+            {"hadm_id": [10, 11, 12], "subject_id": [1, 2, 3], "admission_type": ["EW EMER.", "ELECTIVE", "URGENT"]}
+        ),
+        "diagnoses_icd": pd.DataFrame(
+            {"subject_id": [1, 1, 2, 3], "hadm_id": [10, 10, 11, 12], "seq_num": [1, 2, 1, 1],
+             "icd_code": ["A419", "I10", "I10", "E119"]}
+        ),
+        "d_icd_diagnoses": pd.DataFrame(
+            {"icd_code": ["A419", "I10", "E119"],
+             "long_title": ["Sepsis, unspecified organism", "Essential hypertension", "Type 2 diabetes"]}
+        ),
+    }  # fmt: skip
+
+
+def _set_of(index: PearlTableIndex, question: str) -> dict[str, str]:
+    """Each table of the question's set and why it is there; one candidate only, so the set's evidence can bring
+    in nothing but the seed."""
+    nodes = index.as_retriever(similarity_top_k=4, set_rule=SetRule(depth=1)).retrieve(question)
+    return {n.node.metadata["table_id"]: n.node.metadata["set_reason"] for n in nodes if n.node.metadata["in_set"]}
+
+
+def test_a_question_that_lists_coded_conditions_gets_their_dictionary(minilm):
+    index = PearlTableIndex.from_tables(_clinic(), embed_model=minilm)
+    assert _set_of(index, "Which conditions are coded most often?") == {
+        "diagnoses_icd": "matched",
+        "d_icd_diagnoses": "lookup",
+    }
+
+
+def test_a_question_that_counts_coded_conditions_gets_no_dictionary(minilm):
+    index = PearlTableIndex.from_tables(_clinic(), embed_model=minilm)
+    assert _set_of(index, "How many conditions were coded?") == {"diagnoses_icd": "matched"}
