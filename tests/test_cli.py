@@ -621,3 +621,14 @@ def test_query_output_lists_the_may_be_needed_tier_of_a_question_in_one_database
     text = format_ranked("q", [node("gig", "needed"), node("venue", "may_be_needed"), node("city", None, False)], [])
     may, others = text.split("May be needed")[1].split("Other candidates:")
     assert "venue" in may and "city" not in may and "city" in others
+
+
+def test_query_output_says_a_lookup_names_what_the_needed_tables_hold_codes_of():
+    from llama_index_pearl.cli.output import format_ranked
+
+    nodes = [
+        result_node("diagnoses_icd", in_set=True, set_tier="needed", set_reason="matched"),
+        result_node("d_icd_diagnoses", in_set=True, set_tier="may_be_needed", set_reason="lookup"),
+    ]
+    lookup = format_ranked("q", nodes, []).split("d_icd_diagnoses")[1]
+    assert "a lookup: it names what the needed tables hold only codes of" in lookup
