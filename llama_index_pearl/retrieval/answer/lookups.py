@@ -8,8 +8,8 @@ candidates. :func:`with_lookups` brings it into the set, as may be needed; a que
 names nothing, and a set that holds a name already needs no lookup for one.
 
 A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
-Pure functions over the set, the join
-graph (its edges' ``column_pairs`` say which table references which) and the tables that hold a name.
+Pure functions over the set, the join graph (its key joins, each read from its referencing side by
+:func:`~llama_index_pearl.joins.graph.joins_between`) and the tables that hold a name.
 
 Pipeline step: answer (docs/architecture.md).
 """
@@ -26,7 +26,7 @@ from llama_index_pearl.joins.graph import joins_between
 from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier, TableSet
 from llama_index_pearl.text.words import identifier_words, singular
 
-__all__ = ["LOOKUP_CONFIDENCE", "NAME_WORDS", "asks_to_count", "holds_names", "with_lookups"]
+__all__ = ["LOOKUP_CONFIDENCE", "NAME_WORDS", "asks_to_count", "holds_names", "referenced", "with_lookups"]
 
 #: The words of a column name that say it holds what a row is called or what it is.
 NAME_WORDS = frozenset({"name", "title", "label", "description", "desc"})
@@ -103,7 +103,7 @@ def with_lookups(
     needed = chosen.needed
     if not needed or any(t in named for t in needed):
         return chosen
-    lookups = {}
+    lookups: dict[str, float] = {}
     for table in needed:
         for lookup in referenced(graph, table):
             if lookup not in chosen and lookup in named and not referenced(graph, lookup):
