@@ -78,11 +78,17 @@ def referenced(graph: nx.Graph, table: str) -> list[str]:
     """
     if table not in graph:
         return []
-    return sorted(
-        other
-        for other in graph.neighbors(table)
-        if any(j.kind == "explicit" and j.left_table == table for j in joins_between(graph, table, other))
-    )
+    return sorted(other for other in graph.neighbors(table) if _refers_to(graph, table, other))
+
+
+def _references_any(graph: nx.Graph, table: str) -> bool:
+    """Whether ``table`` references some table (the first such join ends the walk)."""
+    return table in graph and any(_refers_to(graph, table, other) for other in graph.neighbors(table))
+
+
+def _refers_to(graph: nx.Graph, table: str, other: str) -> bool:
+    """Whether a key join between two joined tables reads from ``table``'s side."""
+    return any(j.kind == "explicit" and j.left_table == table for j in joins_between(graph, table, other))
 
 
 def with_lookups(
@@ -103,12 +109,15 @@ def with_lookups(
     needed = chosen.needed
     if not needed or any(t in named for t in needed):
         return chosen
-    lookups: dict[str, float] = {}
+    referencing: dict[str, list[str]] = {}  # each table a needed table references: the needed tables that do
     for table in needed:
         for lookup in referenced(graph, table):
-            if lookup not in chosen and lookup in named and not referenced(graph, lookup):
-                sure = min(confidence, chosen.confidence.get(table, 0.0))
-                lookups[lookup] = max(lookups.get(lookup, 0.0), chosen.confidence.get(lookup, 0.0), sure)
+            referencing.setdefault(lookup, []).append(table)
+    lookups: dict[str, float] = {}
+    for lookup, tables in referencing.items():  # each candidate read once, however many needed tables reference it
+        if lookup not in chosen and lookup in named and not _references_any(graph, lookup):
+            sure = max(min(confidence, chosen.confidence.get(t, 0.0)) for t in tables)
+            lookups[lookup] = max(chosen.confidence.get(lookup, 0.0), sure)
     if not lookups:
         return chosen
     return dataclasses.replace(
