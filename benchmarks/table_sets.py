@@ -201,6 +201,19 @@ def learn(data: dict[str, tuple[np.ndarray, np.ndarray]], l2: float = L2) -> dic
     }
 
 
+def without_each(data: dict[str, tuple[np.ndarray, np.ndarray]], l2: float = L2) -> dict[str, dict[str, float]]:
+    """Each set's held-out log-loss with every feature, and with each feature left out of the fit in turn."""
+    out = {}
+    for dropped in ("none", *FEATURES):
+        keep = [n for n in FEATURES if n != dropped]
+        out[dropped] = {
+            name: round(log_loss(fitted_on(data, [s for s in data if s != name], keep, l2).probabilities(x), y), 4)
+            for name, (x, y) in data.items()
+        }
+        print(f"# without {dropped}: {json.dumps(out[dropped])}", flush=True)
+    return out
+
+
 def held_out_sets(kept: dict[str, Any], models: dict[str, dict], rules: dict[str, SetRule | None]) -> dict:
     """Each set's sets under each rule, its confidence fitted on the other sets (each question in its ``db``)."""
     out: dict[str, Any] = {}
@@ -258,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", help="the generation cache the glossaries are read from and written to")
     parser.add_argument("--no-thesaurus", action="store_true", help="questions read in their own words only")
     parser.add_argument(
+        "--without-each", action="store_true", help="held-out log-loss with each feature left out of the fit in turn"
+    )
+    parser.add_argument(
         "--l2", default=str(L2), help="comma-separated L2 penalties: --learn fits and holds out each set under each"
     )
     args = parser.parse_args(argv)
@@ -283,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(_line(bench.name, mode, text, metrics), flush=True)
         print(f"# {bench.name}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     penalties = [float(v) for v in args.l2.split(",")]
+    if args.learn and args.without_each:
+        out["without_each"] = without_each(samples, penalties[0])
     for l2 in penalties if args.learn else []:
         learned = learn(samples, l2)
         print(f"# L2 {l2:g}", flush=True)
