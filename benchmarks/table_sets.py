@@ -17,6 +17,10 @@ step (``SetAnswer.evidence``: the features ``pearl eval`` reads). Then:
 
 ``--no-thesaurus`` reads each question in its own words only (``PearlConfig.thesaurus``).
 
+``--l2 1e-3,3e-3`` fits and holds out under each L2 penalty (``by_l2`` in the JSON; the first penalty's figures
+also where one penalty's go), and every held-out set's log-loss, what the shipped penalty was chosen by.
+``--without-each`` prints each set's held-out log-loss with each feature left out of the fit in turn.
+
 ``--llm-base URL --cache-dir CACHE`` builds each folder with an LLM writing every table's glossary (the heuristic
 still writes the questions), as ``pearl eval --llm-base URL --glossary --no-llm-questions --cache-dir CACHE``
 does: one cache, so the glossaries ``pearl eval`` wrote are read back and nothing is sent for them.
