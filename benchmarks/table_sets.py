@@ -61,7 +61,9 @@ from llama_index_pearl.text.models import embed_queries, openai_compatible_llm
 
 MODES = ("db", "pool")
 KS = (1, 2, 5)
-L2 = 3e-3  # the shipped confidence's penalty, chosen by held-out log-loss (benchmarks/README.md, "The penalty")
+# the shipped confidence's penalty, chosen by held-out log-loss (benchmarks/README.md, "The penalty of the
+# confidence's fit")
+L2 = 3e-3
 COLUMN_FEATURES = ("column_gap", "word_column", "word_column_wins", "word_column_margin", "beyond_seed", "seed_answers")
 
 
@@ -184,7 +186,7 @@ def fitted_on(
 
 
 def learn(data: dict[str, tuple[np.ndarray, np.ndarray]], l2: float = L2) -> dict[str, Any]:
-    """The two models fitted on every set, and each set's AUC and ECE under the model fitted on the others."""
+    """The two models fitted on every set, and each set's AUC, ECE and log-loss under the model fitted on the others."""
     names = [n for n in FEATURES if n not in COLUMN_FEATURES]
 
     held, models = {}, {}
