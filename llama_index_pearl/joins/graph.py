@@ -14,7 +14,7 @@ Pipeline step: joins (docs/architecture.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ __all__ = [
     "join_edge",
     "join_edges",
     "joins_between",
+    "key_references",
     "paths_from_graph",
     "read_graphml",
     "select_paths",
@@ -228,6 +229,25 @@ def joins_between(graph: nx.Graph, a: str, b: str) -> list[Join]:
         )
         joins.append(Join(left, right, pairs, kind, any(e.declared for e in group)))
     return joins
+
+
+def key_references(graph: nx.Graph, table: str) -> Iterator[Join]:
+    """The strongest key join from ``table`` to each table it references, strongest edge first.
+
+    ``table`` references another when their edge is explicit (a key relation) and one of its joins reads from
+    ``table``'s side (:func:`joins_between`): a fact references its dimensions, a coded table its dictionary.
+
+    Args:
+        graph: A graph from :func:`build_join_graph`.
+        table: A table of it.
+    """
+    neighbours = sorted(graph.neighbors(table), key=lambda n: (-join_edge(graph, table, n).score, n))
+    for other in neighbours:
+        if not join_edge(graph, table, other).explicit:
+            continue
+        referencing = [j for j in joins_between(graph, table, other) if j.left_table == table]
+        if referencing:
+            yield referencing[0]
 
 
 def build_join_graph(table_ids: Iterable[str], edges: Sequence[CandidateEdge], paths: Sequence[JoinPath]) -> nx.Graph:

@@ -13,12 +13,11 @@ Pipeline step: joins (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import Join, join_edge, joins_between
+from llama_index_pearl.joins.graph import Join, key_references
 
 __all__ = ["MAX_TABLES", "MIN_DIMENSIONS", "JoinStar", "join_stars"]
 
@@ -65,20 +64,9 @@ def join_stars(graph: nx.Graph, min_dimensions: int = MIN_DIMENSIONS, max_tables
     """
     stars = []
     for table in sorted(graph.nodes):
-        if len(list(_references(graph, table))) >= min_dimensions:
+        if len(list(key_references(graph, table))) >= min_dimensions:
             stars.append(_star(graph, table, max_tables))
     return stars
-
-
-def _references(graph: nx.Graph, table: str) -> Iterator[Join]:
-    """The strongest explicit join from ``table`` to each table it references, strongest edge first."""
-    neighbours = sorted(graph.neighbors(table), key=lambda n: (-join_edge(graph, table, n).score, n))
-    for other in neighbours:
-        if not join_edge(graph, table, other).explicit:
-            continue
-        referencing = [j for j in joins_between(graph, table, other) if j.left_table == table]
-        if referencing:
-            yield referencing[0]
 
 
 def _star(graph: nx.Graph, fact: str, max_tables: int) -> JoinStar:
@@ -86,7 +74,7 @@ def _star(graph: nx.Graph, fact: str, max_tables: int) -> JoinStar:
     while frontier and len(seen) < max_tables:
         reached = []
         for table in frontier:
-            for join in _references(graph, table):
+            for join in key_references(graph, table):
                 if join.right_table not in seen and (table == fact or len(seen) < max_tables):
                     seen.add(join.right_table)
                     joins.append(join)

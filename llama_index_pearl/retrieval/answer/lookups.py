@@ -9,7 +9,7 @@ names nothing, and a set that holds a name already needs no lookup for one.
 
 A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
 Pure functions over the set, the join graph (its key joins, each read from its referencing side by
-:func:`~llama_index_pearl.joins.graph.joins_between`) and the tables that hold a name.
+:func:`~llama_index_pearl.joins.graph.key_references`) and the tables that hold a name.
 
 Pipeline step: answer (docs/architecture.md).
 """
@@ -22,7 +22,7 @@ from collections.abc import Collection, Container, Iterable
 
 import networkx as nx
 
-from llama_index_pearl.joins.graph import joins_between
+from llama_index_pearl.joins.graph import key_references
 from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier, TableSet
 from llama_index_pearl.text.words import identifier_words, singular
 
@@ -70,7 +70,8 @@ def asks_to_count(question: str) -> bool:
 
 
 def referenced(graph: nx.Graph, table: str) -> list[str]:
-    """The tables that ``table`` references by a key (a key join read from its side), in name order.
+    """The tables that ``table`` references by a key (:func:`~llama_index_pearl.joins.graph.key_references`), in
+    name order.
 
     Args:
         graph: The join graph.
@@ -78,17 +79,12 @@ def referenced(graph: nx.Graph, table: str) -> list[str]:
     """
     if table not in graph:
         return []
-    return sorted(other for other in graph.neighbors(table) if _refers_to(graph, table, other))
+    return sorted(join.right_table for join in key_references(graph, table))
 
 
 def _references_any(graph: nx.Graph, table: str) -> bool:
     """Whether ``table`` references some table (the first such join ends the walk)."""
-    return table in graph and any(_refers_to(graph, table, other) for other in graph.neighbors(table))
-
-
-def _refers_to(graph: nx.Graph, table: str, other: str) -> bool:
-    """Whether a key join between two joined tables reads from ``table``'s side."""
-    return any(j.kind == "explicit" and j.left_table == table for j in joins_between(graph, table, other))
+    return table in graph and next(key_references(graph, table), None) is not None
 
 
 def with_lookups(
