@@ -218,6 +218,17 @@ def test_query_shows_the_set_first_and_only_the_joins_that_connect_it(built, cap
     ]
 
 
+def test_query_cut_at_k_says_how_large_the_set_is_and_which_k_shows_it_whole(built, capsys):
+    assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "The set holds 3 tables: the 2 least sure are left out here (-k 3 shows the whole set)." in out
+
+
+def test_query_showing_the_whole_set_says_nothing_was_left_out(built, capsys):
+    assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "3"]) == 0
+    assert "left out here" not in capsys.readouterr().out
+
+
 def test_query_of_one_table_among_unjoined_ones_says_no_join_connects_them(built, capsys):
     assert main(["query", str(built), "Who keeps the zebra?", "-k", "1"]) == 0
     out = capsys.readouterr().out

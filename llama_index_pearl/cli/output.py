@@ -235,6 +235,7 @@ def format_ranked(
     if maybe:
         lines.append(_tier_heading("May be needed", maybe, "the question may need"))
         _table_lines(lines, maybe, len(needed) + 1, width, first_seen, rivals)
+    lines.extend(_left_out_line(chosen))
     kept = connecting_hints([h for h in hints if set(h.tables) <= members])
     if kept:
         lines.append(f"How they join ({JOINS_LEGEND}):")
@@ -249,6 +250,17 @@ def format_ranked(
             lines.append("How they join the set and each other:")
             lines.extend(f"  {line}" for hint in more for line in _hint_lines(hint))
     return "\n".join(lines)
+
+
+def _left_out_line(chosen: Sequence[NodeWithScore]) -> list[str]:
+    """A line when ``-k`` cut the set: how many of its tables were left out, and the ``-k`` that shows them all
+    (the retriever returns ``k`` tables, the least sure of a larger set left out)."""
+    size = result_metadata(chosen[0])["set_size"]
+    if size <= len(chosen):
+        return []
+    left = size - len(chosen)
+    which = "the least sure is" if left == 1 else f"the {left} least sure are"
+    return [f"The set holds {size} tables: {which} left out here (-k {size} shows the whole set)."]
 
 
 def _may_be_needed(meta: ResultMetadata, rivals: Mapping[str, float]) -> bool:
