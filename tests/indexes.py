@@ -32,3 +32,9 @@ def lexical_scorer(index: PearlTableIndex) -> LexicalScorer:
     """The BM25 scorer of the index's current revision, the one a retrieval fuses (read or built on first use)."""
     with index.read_lock():
         return index.revisions.state().lexical_scorer()
+
+
+def set_confidences(index: PearlTableIndex, question: str, k: int) -> dict[str, float]:
+    """The tables of the question's set among ``k`` retrieved, and each one's confidence."""
+    nodes = index.as_retriever(similarity_top_k=k).retrieve(question)
+    return {n.node.metadata["table_id"]: n.node.metadata["set_confidence"] for n in nodes if n.node.metadata["in_set"]}

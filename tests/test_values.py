@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from indexes import set_confidences
 
 from llama_index_pearl import PearlTableIndex, Table
 from llama_index_pearl.corpus.catalog import Catalog
 from llama_index_pearl.corpus.values import MAX_VALUE_CHARS, MAX_VALUES, table_values, value_form
-from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
+from llama_index_pearl.retrieval.answer.named_values import named_floor, value_groups, value_holders
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 
 
@@ -64,15 +65,16 @@ def test_a_value_group_spans_at_most_five_words():
 
 def test_a_table_holding_a_named_value_is_raised_to_the_floor_and_no_higher():
     values = {"warehouses": frozenset({"tamsin cove"}), "orders": frozenset({"shipped"})}
-    raised = value_floor({"orders": 0.9, "warehouses": 0.03}, frozenset({"tamsin cove"}), values, 0.12)
+    holders = value_holders(frozenset({"tamsin cove"}), values)
+    raised = named_floor({"orders": 0.9, "warehouses": 0.03}, holders, 0.12)
     assert raised == {"orders": 0.9, "warehouses": 0.12}
 
 
-def test_a_table_of_another_database_than_the_routed_one_is_not_read_for_values():
+def test_a_table_of_another_database_than_the_routed_one_is_not_raised_for_a_value():
     values = {"shop.warehouses": frozenset({"tamsin cove"}), "zoo.sites": frozenset({"tamsin cove"})}
     sources = {"shop.warehouses": "shop", "zoo.sites": "zoo"}
     confidence = {"shop.warehouses": 0.03, "zoo.sites": 0.03}
-    raised = value_floor(confidence, frozenset({"tamsin cove"}), values, 0.12, sources, home="shop")
+    raised = named_floor(confidence, value_holders(frozenset({"tamsin cove"}), values), 0.12, sources, home="shop")
     assert raised == {"shop.warehouses": 0.12, "zoo.sites": 0.03}
 
 
@@ -166,8 +168,7 @@ def shop(minilm) -> PearlTableIndex:
 
 
 def _in_set(index: PearlTableIndex, question: str) -> dict[str, float]:
-    nodes = index.as_retriever(similarity_top_k=8).retrieve(question)
-    return {n.node.metadata["table_id"]: n.node.metadata["set_confidence"] for n in nodes if n.node.metadata["in_set"]}
+    return set_confidences(index, question, 8)
 
 
 def test_the_table_holding_a_value_the_question_names_is_in_the_set(shop):

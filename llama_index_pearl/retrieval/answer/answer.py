@@ -35,7 +35,13 @@ from llama_index_pearl.retrieval.answer.evidence import (
     word_shares,
 )
 from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups
-from llama_index_pearl.retrieval.answer.named_values import value_floor, value_groups
+from llama_index_pearl.retrieval.answer.named_values import (
+    named_floor,
+    own_name_words,
+    spelled_tables,
+    value_groups,
+    value_holders,
+)
 from llama_index_pearl.retrieval.answer.result_nodes import ResultNodes
 from llama_index_pearl.retrieval.answer.router import Router
 from llama_index_pearl.retrieval.answer.routing import Route, rank_confidence
@@ -202,13 +208,12 @@ class SetAnswer:
 
     def _chosen(self, ranked: Ranked, rule: SetRule, scope: Scope | None, home: str | None = None) -> TableSet:
         """The set read off each candidate's confidence, within ``scope`` (routed to ``home``: only its tables are
-        read for the values the question names; another source's table comes in by a key, not by a value)."""
+        raised for what the question names of them; another source's table comes in by a key, not by a name)."""
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
-        if self.values:
-            named = value_groups(ranked.question.as_asked)
-            confidence = value_floor(confidence, named, self.values, rule.maybe, self.sources, home)
+        named = self._tables_named(ranked, evidence.tables)
+        confidence = named_floor(confidence, named, rule.maybe, self.sources, home)
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         chosen = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
         if asks_to_count(ranked.question.as_asked):
@@ -286,6 +291,21 @@ class SetAnswer:
     def _name_words(self) -> dict[str, frozenset[str]]:
         """Each table's name as words, by table id (read once: a revision's tables never change)."""
         return dict(zip(self.search.space.table_ids, self.words.table_name_words()))
+
+    @functools.cached_property
+    def _own_names(self) -> dict[str, frozenset[str]]:
+        """Each table's name words less those every table of its source carries (read once, as ``_name_words``)."""
+        return own_name_words(self._name_words, self.sources)
+
+    def _tables_named(self, ranked: Ranked, tables: Sequence[str]) -> frozenset[str]:
+        """The candidates the question names: by a value their rows hold, or by their whole name."""
+        question = ranked.question
+        asked = frozenset(self.search.space.lexical().index.question_tokens(question.text))
+        named = spelled_tables(asked, {t: self._own_names.get(t, frozenset()) for t in tables})
+        if not self.values:
+            return named
+        held = {t: self.values[t] for t in tables if t in self.values}
+        return named | value_holders(value_groups(question.as_asked), held)
 
     def _scored(self, ranked: Ranked, missing: Sequence[str]) -> list[PooledTable]:
         if self.scoring is not None:
