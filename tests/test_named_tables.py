@@ -8,7 +8,7 @@ import pytest
 from indexes import set_confidences
 
 from llama_index_pearl import PearlTableIndex, Table
-from llama_index_pearl.retrieval.answer.named_values import own_name_words, spelled_tables
+from llama_index_pearl.retrieval.answer.named_values import asked_words, own_name_words, spelled_tables
 from llama_index_pearl.retrieval.answer.table_sets import SetRule
 
 
@@ -79,3 +79,9 @@ def test_a_table_the_question_names_comes_into_the_set_with_the_tables_that_join
 
 def test_without_its_name_in_the_question_the_same_table_stays_out(rentals):
     assert "rentals__country" not in _in_set(rentals, "What is the average payment amount per customer?")
+
+
+def test_a_name_whose_words_run_together_is_spelled_by_the_two_words_in_a_row():
+    asked = asked_words(["which", "product", "line", "sold"])
+    names = {"productlines": frozenset({"productline"}), "lineitems": frozenset({"lineitem"})}
+    assert spelled_tables(asked, names) == frozenset({"productlines"})

@@ -25,6 +25,7 @@ import numpy as np
 from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.columns import ColumnIndex
+from llama_index_pearl.corpus.lexical import text_tokens
 from llama_index_pearl.retrieval.answer.evidence import (
     MAX_DISTANCE,
     Candidate,
@@ -36,6 +37,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
 )
 from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups
 from llama_index_pearl.retrieval.answer.named_values import (
+    asked_words,
     named_floor,
     own_name_words,
     spelled_tables,
@@ -300,7 +302,8 @@ class SetAnswer:
     def _tables_named(self, ranked: Ranked, tables: Sequence[str]) -> frozenset[str]:
         """The candidates the question names: by a value their rows hold, or by their whole name."""
         question = ranked.question
-        asked = frozenset(self.search.space.lexical().index.question_tokens(question.text))
+        index = self.search.space.lexical().index
+        asked = frozenset(index.question_tokens(question.text)) | asked_words(text_tokens(question.text))
         named = spelled_tables(asked, {t: self._own_names.get(t, frozenset()) for t in tables})
         if not self.values:
             return named

@@ -12,13 +12,22 @@ Pipeline step: answer (docs/architecture.md).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from llama_index_pearl.corpus.values import value_form
 from llama_index_pearl.retrieval.answer.evidence import FUNCTION_WORDS, QUESTION_WORDS
 
-__all__ = ["MAX_VALUE_WORDS", "named_floor", "own_name_words", "spelled_tables", "value_groups", "value_holders"]
+__all__ = [
+    "MAX_VALUE_WORDS",
+    "asked_words",
+    "named_floor",
+    "own_name_words",
+    "spelled_tables",
+    "value_groups",
+    "value_holders",
+]
 
 MAX_VALUE_WORDS = 5  # words of the longest value a question is read for ("classic cars", "new york city")
 
@@ -94,6 +103,19 @@ def spelled_tables(asked: frozenset[str], names: Mapping[str, frozenset[str]]) -
         names: Table -> its own name's words.
     """
     return frozenset(table for table, words in names.items() if words and words <= asked)
+
+
+def asked_words(tokens: Sequence[str]) -> frozenset[str]:
+    """A question's words as a table's name may spell them: each token, and each two in a row run together (a
+    schema that writes ``productlines`` or ``orderdetails`` names "product lines" and "order details").
+
+    >>> sorted(asked_words(["product", "line", "sold"]))
+    ['line', 'linesold', 'product', 'productline', 'sold']
+
+    Args:
+        tokens: The question's BM25 tokens, in order.
+    """
+    return frozenset([*tokens, *(a + b for a, b in pairwise(tokens))])
 
 
 def named_floor(
