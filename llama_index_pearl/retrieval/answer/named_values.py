@@ -3,8 +3,8 @@ cars"), and tables whose whole name it spells ("in each country": ``country``); 
 
 A question naming a value filters on the column holding it, and a question spelling a table's name asks for what
 that table holds, so that table is at least may-be-needed, even where no other evidence is strong
-(``benchmarks/README.md``, "A value the question names" and "A table the question spells"). Pure functions over the
-question, each table's values (:mod:`~llama_index_pearl.corpus.values`) and the tables' names.
+(``benchmarks/README.md``, "A value the question names", "A table the question spells by its whole name"). Pure
+functions over the question, each table's values (:mod:`~llama_index_pearl.corpus.values`) and the tables' names.
 
 Pipeline step: answer (docs/architecture.md).
 """
