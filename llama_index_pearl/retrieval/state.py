@@ -114,7 +114,7 @@ class RetrievalState:
         self.sources = dict(catalog.sources)
         self.nodes = ResultNodes(revision.join_graph, revision.table_text, self.sources)
         self.scopes = Scopes(self.space.memberships, self.sources, self.nodes.graph)
-        self.words = QuestionWords(self.space, revision.table_text)
+        self.words = QuestionWords(self.space, revision.table_text, self.sources)
         self.columns = catalog.columns
         self.values = dict(catalog.values)
         self.set_rule = SetRule.of(revision.config)

@@ -39,7 +39,6 @@ from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_name
 from llama_index_pearl.retrieval.answer.named_values import (
     asked_words,
     named_floor,
-    own_name_words,
     spelled_tables,
     value_groups,
     value_holders,
@@ -294,17 +293,13 @@ class SetAnswer:
         """Each table's name as words, by table id (read once: a revision's tables never change)."""
         return dict(zip(self.search.space.table_ids, self.words.table_name_words()))
 
-    @functools.cached_property
-    def _own_names(self) -> dict[str, frozenset[str]]:
-        """Each table's name words less those every table of its source carries (read once, as ``_name_words``)."""
-        return own_name_words(self._name_words, self.sources)
-
     def _tables_named(self, ranked: Ranked, tables: Sequence[str]) -> frozenset[str]:
         """The candidates the question names: by a value their rows hold, or by their whole name."""
         question = ranked.question
         index = self.search.space.lexical().index
         asked = frozenset(index.question_tokens(question.text)) | asked_words(text_tokens(question.text))
-        named = spelled_tables(asked, {t: self._own_names.get(t, frozenset()) for t in tables})
+        own = self.words.own_name_words()
+        named = spelled_tables(asked, {t: own.get(t, frozenset()) for t in tables})
         if not self.values:
             return named
         held = {t: self.values[t] for t in tables if t in self.values}

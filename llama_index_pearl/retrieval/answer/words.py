@@ -9,12 +9,13 @@ Pipeline step: answer (docs/architecture.md).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from llama_index_pearl.corpus.units import UnitKind
 from llama_index_pearl.retrieval.answer.evidence import word_weights
+from llama_index_pearl.retrieval.answer.named_values import own_name_words
 from llama_index_pearl.retrieval.search.lexical import text_tokens
 from llama_index_pearl.retrieval.search.scope import Scope
 from llama_index_pearl.retrieval.search.search import SearchSpace
@@ -31,11 +32,15 @@ class QuestionWords:
     Args:
         space: The revision's units, tables and BM25.
         table_text: A table's text for an LLM (its name is read from it, once per table).
+        sources: Table -> its source (a table's own name leaves out what every table of its source carries).
     """
 
-    def __init__(self, space: SearchSpace, table_text: Callable[[str], str]) -> None:
+    def __init__(
+        self, space: SearchSpace, table_text: Callable[[str], str], sources: Mapping[str, str | None] | None = None
+    ) -> None:
         self._space = space
         self._table_text = table_text
+        self._sources = sources or {}
         memberships = space.memberships
         # the table whose words a unit holds: a whole table's unit (its name, headers and rows), else none (-1)
         counts = np.diff(memberships.unit_ptr)
@@ -44,6 +49,7 @@ class QuestionWords:
         self._words_of = np.full(len(counts), -1, dtype=np.int64)
         self._words_of[single] = memberships.unit_tables[memberships.unit_ptr[:-1][single]]
         self._names: list[frozenset[str]] | None = None
+        self._own: dict[str, frozenset[str]] | None = None
         self._lock = threading.Lock()
 
     def of(self, question: str, scope: Scope | None = None) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
@@ -87,3 +93,12 @@ class QuestionWords:
                 texts = (self._table_text(t) for t in self._space.table_ids)
                 self._names = [frozenset(text_tokens(table_name_in_text(x) or "")) for x in texts]
             return self._names
+
+    def own_name_words(self) -> dict[str, frozenset[str]]:
+        """Each table's name words less those every table of its source carries, by table id
+        (:func:`~llama_index_pearl.retrieval.answer.named_values.own_name_words`; read once per revision)."""
+        if self._own is None:
+            own = own_name_words(dict(zip(self._space.table_ids, self.table_name_words())), self._sources)
+            with self._lock:
+                self._own = self._own if self._own is not None else own
+        return self._own
