@@ -634,12 +634,18 @@ def test_query_output_lists_the_may_be_needed_tier_of_a_question_in_one_database
     assert "venue" in may and "city" not in may and "city" in others
 
 
-def test_query_output_says_a_lookup_names_what_the_needed_tables_hold_codes_of():
+@pytest.mark.parametrize(
+    ("needed", "table", "reason", "said"),
+    [
+        ("diagnoses_icd", "d_icd_diagnoses", "lookup", "a lookup: it names what the needed tables hold only codes of"),
+        ("store", "staff", "role", "a role: a needed table's key calls it by the role the question asks for"),
+    ],
+)
+def test_query_output_says_why_a_table_a_needed_table_references_is_in_the_set(needed, table, reason, said):
     from llama_index_pearl.cli.output import format_ranked
 
     nodes = [
-        result_node("diagnoses_icd", in_set=True, set_tier="needed", set_reason="matched"),
-        result_node("d_icd_diagnoses", in_set=True, set_tier="may_be_needed", set_reason="lookup"),
+        result_node(needed, in_set=True, set_tier="needed", set_reason="matched"),
+        result_node(table, in_set=True, set_tier="may_be_needed", set_reason=reason),
     ]
-    lookup = format_ranked("q", nodes, []).split("d_icd_diagnoses")[1]
-    assert "a lookup: it names what the needed tables hold only codes of" in lookup
+    assert said in format_ranked("q", nodes, []).split(f"{table} ")[1]

@@ -1,13 +1,23 @@
-"""Lookups: where the needed tables hold only codes, the table that names them comes in, as may be needed."""
+"""Lookups and roles: where the needed tables hold only codes, the table that names them comes in, as may be needed;
+where a needed table's key calls a row by a role the question spells (a store's manager), that row's table."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import networkx as nx
 import pandas as pd
 from graphs import add_join
 
 from llama_index_pearl import PearlTableIndex
-from llama_index_pearl.retrieval.answer.lookups import LOOKUP_CONFIDENCE, asks_to_count, holds_names, with_lookups
+from llama_index_pearl.retrieval.answer.lookups import (
+    LOOKUP_CONFIDENCE,
+    asks_to_count,
+    holds_names,
+    role_words,
+    with_lookups,
+    with_roles,
+)
 from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetRule, SetTier, choose_table_set
 
 NAMED = {"d_diagnoses", "patients", "d_wards"}  # the tables of _hospital() that hold a name
@@ -21,11 +31,14 @@ def _hospital() -> nx.Graph:
     return graph
 
 
+def _alone(graph: nx.Graph, seed: str, others: list[str], confidence: float = 0.9):
+    """The set of ``seed`` alone: every other table ranked below it and far too unsure to come in."""
+    ranked = [(seed, 0.6), *((t, 0.3 - 0.1 * i) for i, t in enumerate(others))]
+    return choose_table_set(ranked, {seed: confidence, **dict.fromkeys(others, 0.01)}, seed, graph)
+
+
 def _diagnoses_alone(graph: nx.Graph, confidence: float = 0.9):
-    ranked = [("diagnoses", 0.6), ("patients", 0.3), ("d_diagnoses", 0.2)]
-    return choose_table_set(
-        ranked, {"diagnoses": confidence, "patients": 0.01, "d_diagnoses": 0.01}, "diagnoses", graph
-    )
+    return _alone(graph, "diagnoses", ["patients", "d_diagnoses"], confidence)
 
 
 def test_a_set_of_codes_gets_the_lookup_that_names_them_as_may_be_needed():
@@ -127,3 +140,88 @@ def test_a_question_that_lists_coded_conditions_gets_their_dictionary(minilm):
 def test_a_question_that_counts_coded_conditions_gets_no_dictionary(minilm):
     index = PearlTableIndex.from_tables(_clinic(), embed_model=minilm)
     assert _set_of(index, "How many conditions were coded?") == {"diagnoses_icd": "matched"}
+
+
+def _store() -> nx.Graph:
+    """A store references the staff member who manages it (manager_staff_id) and its address (address_id)."""
+    graph = nx.Graph()
+    add_join(graph, "store", "manager_staff_id", "staff", "staff_id")
+    add_join(graph, "store", "address_id", "address", "address_id")
+    return graph
+
+
+def _store_alone(graph: nx.Graph, confidence: float = 0.9):
+    return _alone(graph, "store", ["address", "staff"], confidence)
+
+
+NAMES = {"store": frozenset({"store"}), "staff": frozenset({"staff"}), "address": frozenset({"address"})}
+
+
+def test_a_key_named_by_a_persons_role_gives_that_role_to_the_table_it_references():
+    assert role_words("manager_staff_id", {"staff"}) == {"manager"}
+    assert role_words("SupportRepId", {"employee"}) == {"support", "rep"}
+    assert role_words("salesRepEmployeeNumber", {"employee"}) == {"sale", "rep"}
+
+
+def test_a_key_named_by_its_table_or_by_no_persons_role_gives_no_role():
+    assert role_words("address_id", {"address"}) == frozenset()
+    assert role_words("order_provider_id", {"provider"}) == frozenset()
+    assert role_words("billing_address_id", {"address"}) == frozenset()
+
+
+def test_a_role_the_question_spells_brings_in_the_table_the_key_references_as_may_be_needed():
+    answered = with_roles(_store_alone(_store()), _store(), {"name", "store", "manager"}, NAMES)
+    assert answered.tables == ("store", "staff")
+    assert answered.reasons["staff"] is SetReason.ROLE
+    assert answered.tiers["staff"] is SetTier.MAYBE
+    assert answered.confidence["staff"] == LOOKUP_CONFIDENCE
+
+
+def test_a_role_is_never_surer_than_the_table_whose_key_names_it():
+    answered = with_roles(_store_alone(_store(), confidence=0.6), _store(), {"store", "manager"}, NAMES, 0.7)
+    assert answered.confidence["staff"] == 0.6
+
+
+def test_without_the_role_in_the_question_the_table_stays_out():
+    chosen = _store_alone(_store())
+    assert with_roles(chosen, _store(), {"name", "store", "staff_member"}, NAMES) == chosen
+
+
+def test_a_role_spelled_in_part_names_nothing():
+    graph = nx.Graph()
+    add_join(graph, "customers", "salesRepEmployeeNumber", "employees", "employeeNumber")
+    chosen = _alone(graph, "customers", ["employees"])
+    names = {"customers": frozenset({"customer"}), "employees": frozenset({"employee"})}
+    assert "employees" not in with_roles(chosen, graph, {"customer", "rep"}, names).tables
+    assert "employees" in with_roles(chosen, graph, {"customer", "sale", "rep"}, names).tables
+
+
+def test_only_a_needed_tables_keys_give_roles():
+    chosen = _store_alone(_store(), confidence=0.3)  # the store itself only may be needed
+    chosen = dataclasses.replace(chosen, tiers={"store": SetTier.MAYBE})
+    assert with_roles(chosen, _store(), {"store", "manager"}, NAMES) == chosen
+
+
+def _rental_shop() -> dict[str, pd.DataFrame]:
+    """Stores, each managed by a member of staff (manager_staff_id), at an address; staff who rent films out."""
+    return {
+        "store": pd.DataFrame(
+            {"store_id": [1, 2], "manager_staff_id": [1, 2], "address_id": [1, 2], "opened": ["2004-01", "2005-03"]}
+        ),
+        "staff": pd.DataFrame(
+            {"staff_id": [1, 2], "first_name": ["Eve", "Max"], "last_name": ["Berg", "Ray"], "store_id": [1, 2]}
+        ),
+        "address": pd.DataFrame({"address_id": [1, 2], "address": ["1 Elm St", "2 Oak Rd"], "city": ["Oslo", "Rome"]}),
+        "rental": pd.DataFrame({"rental_id": [1, 2, 3], "staff_id": [1, 2, 1], "rental_date": ["2005-05-24"] * 3}),
+    }  # fmt: skip
+
+
+def _reasons(index: PearlTableIndex, question: str) -> dict[str, str]:
+    nodes = index.as_retriever(similarity_top_k=4).retrieve(question)
+    return {n.node.metadata["table_id"]: n.node.metadata["set_reason"] for n in nodes if n.node.metadata["in_set"]}
+
+
+def test_a_question_about_a_stores_manager_gets_the_staff_table(minilm):
+    index = PearlTableIndex.from_tables(_rental_shop(), embed_model=minilm)
+    assert _reasons(index, "What is the name of each store's manager?")["staff"] == "role"
+    assert "staff" not in _reasons(index, "When did each store open?")

@@ -333,6 +333,8 @@ def _table_lines(
             lines.append("       no join to the other tables is known: how it joins them is for you to say")
         elif reason == SetReason.LOOKUP.value:
             lines.append("       a lookup: it names what the needed tables hold only codes of")
+        elif reason == SetReason.ROLE.value:
+            lines.append("       a role: a needed table's key calls it by the role the question asks for")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(meta["matched_unit_id"], table_id)
 

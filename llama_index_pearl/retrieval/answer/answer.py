@@ -35,7 +35,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
     quoted_words,
     word_shares,
 )
-from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups
+from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups, with_roles
 from llama_index_pearl.retrieval.answer.named_values import (
     asked_words,
     named_floor,
@@ -213,10 +213,12 @@ class SetAnswer:
         evidence = self.evidence(ranked, rule, scope)
         model = rule.confidence if evidence.columns else Confidence.without_columns()
         confidence = dict(zip(evidence.tables, model.probabilities(evidence.features).tolist()))
-        named = self._tables_named(ranked, evidence.tables)
+        asked = self._asked(ranked)
+        named = self._tables_named(ranked, asked, evidence.tables)
         confidence = named_floor(confidence, named, rule.maybe, self.sources, home)
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         chosen = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
+        chosen = with_roles(chosen, evidence.graph, asked, self.words.own_name_words())
         if asks_to_count(ranked.question.as_asked):
             return chosen
         return with_lookups(chosen, evidence.graph, _Named(self.columns, self._name_words))
@@ -293,11 +295,15 @@ class SetAnswer:
         """Each table's name as words, by table id (read once: a revision's tables never change)."""
         return dict(zip(self.search.space.table_ids, self.words.table_name_words()))
 
-    def _tables_named(self, ranked: Ranked, tables: Sequence[str]) -> frozenset[str]:
-        """The candidates the question names: by a value their rows hold, or by their whole name."""
+    def _asked(self, ranked: Ranked) -> frozenset[str]:
+        """The question's words as the tables' names are written: its tokens as the index reads them, and each two
+        in a row run together."""
+        text = ranked.question.text
+        return frozenset(self.search.space.lexical().index.question_tokens(text)) | asked_words(text_tokens(text))
+
+    def _tables_named(self, ranked: Ranked, asked: frozenset[str], tables: Sequence[str]) -> frozenset[str]:
+        """The candidates the question names: by a value their rows hold, or by their whole name (``asked``)."""
         question = ranked.question
-        index = self.search.space.lexical().index
-        asked = frozenset(index.question_tokens(question.text)) | asked_words(text_tokens(question.text))
         own = self.words.own_name_words()
         named = spelled_tables(asked, {t: own.get(t, frozenset()) for t in tables})
         if not self.values:

@@ -1,4 +1,6 @@
-"""The lookups that name what a set's tables code: a diagnosis table holds an ICD code, its dictionary the title.
+"""The tables a needed table references that the question asks for: the lookup that names what it codes (a
+diagnosis table holds an ICD code, its dictionary the title), and the person its key calls by a role the question
+spells (``store.manager_staff_id``: "each store's manager").
 
 A question that lists things ("Which conditions are coded most often?") wants their names. Where every needed
 table of its set holds codes and keys only (``diagnoses_icd``: ``subject_id``, ``icd_code``), the names live in a
@@ -6,6 +8,11 @@ lookup that a needed table references (``d_icd_diagnoses``: ``icd_code``, ``long
 no other and holds a name. Such a lookup is named by no word of the question, scores low and often ranks beyond the
 candidates. :func:`with_lookups` brings it into the set, as may be needed; a question that counts ("How many...")
 names nothing, and a set that holds a name already needs no lookup for one.
+
+A key named by a person's role (``manager_staff_id``, ``SupportRepId``, ``salesRepEmployeeNumber``) calls the row
+it references by that role: the staff member who manages the store. A question that spells the role ("each store's
+manager") asks for that table, though it spells none of its name; :func:`with_roles` brings it in, as may be
+needed, as sure as a lookup.
 
 A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
 Pure functions over the set, the join graph (its key joins, each read from its referencing side by
@@ -18,15 +25,26 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Container, Iterable
+from collections.abc import Collection, Container, Iterable, Mapping
 
 import networkx as nx
 
+from llama_index_pearl.corpus.lexical import text_tokens
 from llama_index_pearl.joins.graph import key_references
+from llama_index_pearl.joins.naming import named_role, parse_reference
 from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier, TableSet
 from llama_index_pearl.text.words import identifier_words, singular
 
-__all__ = ["LOOKUP_CONFIDENCE", "NAME_WORDS", "asks_to_count", "holds_names", "referenced", "with_lookups"]
+__all__ = [
+    "LOOKUP_CONFIDENCE",
+    "NAME_WORDS",
+    "asks_to_count",
+    "holds_names",
+    "referenced",
+    "role_words",
+    "with_lookups",
+    "with_roles",
+]
 
 #: The words of a column name that say it holds what a row is called or what it is.
 NAME_WORDS = frozenset({"name", "title", "label", "description", "desc"})
@@ -114,12 +132,66 @@ def with_lookups(
         if lookup not in chosen and lookup in named and not _references_any(graph, lookup):
             sure = max(min(confidence, chosen.confidence.get(t, 0.0)) for t in tables)
             lookups[lookup] = max(chosen.confidence.get(lookup, 0.0), sure)
-    if not lookups:
+    return _with_tables(chosen, lookups, SetReason.LOOKUP)
+
+
+def role_words(column: str, referenced_name: Collection[str]) -> frozenset[str]:
+    """The role a key gives the row it references, as the question's tokens are written: the words of the key's name
+    less the key word and the referenced table's name, where one of them names a person's role (``rep``,
+    ``manager``, ``salesperson``: :func:`~llama_index_pearl.joins.naming.named_role`); else none.
+
+    >>> sorted(role_words("manager_staff_id", {"staff"})), sorted(role_words("salesRepEmployeeNumber", {"employee"}))
+    (['manager'], ['rep', 'sale'])
+    >>> role_words("store_id", {"store"}), role_words("order_provider_id", {"provider"})
+    (frozenset(), frozenset())
+
+    Args:
+        column: The key's column name.
+        referenced_name: The referenced table's own name words.
+    """
+    words = frozenset(text_tokens(" ".join(parse_reference(column).core))).difference(referenced_name)
+    return words if any(named_role(w) for w in words) else frozenset()
+
+
+def with_roles(
+    chosen: TableSet,
+    graph: nx.Graph,
+    asked: Container[str],
+    names: Mapping[str, frozenset[str]],
+    confidence: float = LOOKUP_CONFIDENCE,
+) -> TableSet:
+    """The set with each table a needed table's key calls by a role the question spells whole
+    (:func:`role_words`): "each store's manager" brings in ``staff`` beside ``store``. Each comes in after the set's
+    tables, may be needed, as sure as a lookup (``confidence``: a table a needed table references that the question
+    asks for) and never surer than the table whose key names the role.
+
+    Args:
+        chosen: The set.
+        graph: The join graph.
+        asked: The question's words, as the tables' names are written
+            (:func:`~llama_index_pearl.retrieval.answer.named_values.asked_words`).
+        names: Table -> its own name's words.
+        confidence: How sure such a table is (:data:`LOOKUP_CONFIDENCE`).
+    """
+    roles: dict[str, float] = {}
+    for table in chosen.needed:
+        for join in key_references(graph, table) if table in graph else ():
+            person = join.right_table
+            spelled = (role_words(column, names.get(person, ())) for column, _ in join.column_pairs)
+            if person not in chosen and any(role and all(w in asked for w in role) for role in spelled):
+                sure = min(confidence, chosen.confidence.get(table, 0.0))
+                roles[person] = max(roles.get(person, chosen.confidence.get(person, 0.0)), sure)
+    return _with_tables(chosen, roles, SetReason.ROLE)
+
+
+def _with_tables(chosen: TableSet, added: Mapping[str, float], reason: SetReason) -> TableSet:
+    """The set with ``added`` (table -> its confidence) after its tables, may be needed, for ``reason``."""
+    if not added:
         return chosen
     return dataclasses.replace(
         chosen,
-        tables=(*chosen.tables, *lookups),
-        reasons={**chosen.reasons, **dict.fromkeys(lookups, SetReason.LOOKUP)},
-        confidence={**chosen.confidence, **lookups},
-        tiers={**chosen.tiers, **dict.fromkeys(lookups, SetTier.MAYBE)},
+        tables=(*chosen.tables, *added),
+        reasons={**chosen.reasons, **dict.fromkeys(added, reason)},
+        confidence={**chosen.confidence, **added},
+        tiers={**chosen.tiers, **dict.fromkeys(added, SetTier.MAYBE)},
     )

@@ -64,6 +64,7 @@ class SetReason(str, Enum):
     BRIDGE = "bridge"  # it lies on the join path of a matched table: a link table, a fact
     UNJOINED = "unjoined"  # the question's evidence chose it, but no join to the set is known
     LOOKUP = "lookup"  # it names what the needed tables code, and none of them holds a name (``lookups``)
+    ROLE = "role"  # a needed table's key calls it by a role the question spells: a store's manager (``lookups``)
 
 
 class SetTier(str, Enum):
