@@ -185,25 +185,30 @@ def fitted_on(
     return fit(x, y, weight, keep, l2)
 
 
+def held_out(
+    data: dict[str, tuple[np.ndarray, np.ndarray]], keep: Sequence[str] = FEATURES, l2: float = L2
+) -> dict[str, Confidence]:
+    """Each set's confidence fitted on the other sets (leave one dev set out), by set."""
+    return {name: fitted_on(data, [s for s in data if s != name], keep, l2) for name in data}
+
+
 def learn(data: dict[str, tuple[np.ndarray, np.ndarray]], l2: float = L2) -> dict[str, Any]:
     """The two models fitted on every set, and each set's AUC, ECE and log-loss under the model fitted on the others."""
     names = [n for n in FEATURES if n not in COLUMN_FEATURES]
-
-    held, models = {}, {}
-    for name in data:
-        model = fitted_on(data, [s for s in data if s != name], l2=l2)
+    models = held_out(data, l2=l2)
+    held = {}
+    for name, model in models.items():
         p = model.probabilities(data[name][0])
         held[name] = {
             "auc": round(auc(p, data[name][1]), 3),
             "ece": round(calibration_error(list(zip(p, data[name][1]))), 3),
             "log_loss": round(log_loss(p, data[name][1]), 4),
         }
-        models[name] = dataclasses.asdict(model)
     return {
         "confidence": dataclasses.asdict(fitted_on(data, list(data), l2=l2)),
         "without_columns": dataclasses.asdict(fitted_on(data, list(data), names, l2=l2)),
         "held_out": held,
-        "held_out_models": models,
+        "held_out_models": {name: dataclasses.asdict(model) for name, model in models.items()},
     }
 
 
@@ -211,11 +216,8 @@ def without_each(data: dict[str, tuple[np.ndarray, np.ndarray]], l2: float = L2)
     """Each set's held-out log-loss with every feature, and with each feature left out of the fit in turn."""
     out = {}
     for dropped in ("none", *FEATURES):
-        keep = [n for n in FEATURES if n != dropped]
-        out[dropped] = {
-            name: round(log_loss(fitted_on(data, [s for s in data if s != name], keep, l2).probabilities(x), y), 4)
-            for name, (x, y) in data.items()
-        }
+        models = held_out(data, [n for n in FEATURES if n != dropped], l2)
+        out[dropped] = {name: round(log_loss(models[name].probabilities(x), y), 4) for name, (x, y) in data.items()}
         print(f"# without {dropped}: {json.dumps(out[dropped])}", flush=True)
     return out
 
