@@ -16,7 +16,7 @@ needed, as sure as a lookup.
 
 A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
 Pure functions over the set, the join graph (its key joins, each read from its referencing side by
-:func:`~llama_index_pearl.joins.graph.key_references`) and the tables that hold a name.
+:func:`~llama_index_pearl.joins.graph.key_references`), the tables that hold a name and the question's words.
 
 Pipeline step: answer (docs/architecture.md).
 """

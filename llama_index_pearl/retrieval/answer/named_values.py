@@ -72,6 +72,11 @@ def own_name_words(names: Mapping[str, frozenset[str]], sources: Mapping[str, st
     """Each table's name words less those every table of its source carries: an export writes its database's name
     before each table's (``sakila__country`` is ``country`` of sakila); a source of one table keeps its name whole.
 
+    Only the words *every* table carries: a first word that most of a source's tables share is often part of their
+    names (spider's ``car_makers`` and ``car_names``, ``TV_Channel`` and ``TV_series``, spider2_lite's ``pizza_*``),
+    though twin detection may drop it (:func:`~llama_index_pearl.retrieval.answer.routing.twin_sources`, which
+    matches names across sources, not to a question).
+
     >>> names = {"a": frozenset({"sakila", "country"}), "b": frozenset({"sakila", "city"}), "c": frozenset({"zoo"})}
     >>> own = own_name_words(names, {"a": "sakila", "b": "sakila", "c": "zoo"})
     >>> sorted(own["a"]), sorted(own["c"])
