@@ -13,8 +13,11 @@ from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.answer.lookups import (
     LOOKUP_CONFIDENCE,
     asks_to_count,
+    holds_dates,
     holds_names,
+    names_a_period,
     role_words,
+    with_dates,
     with_lookups,
     with_roles,
 )
@@ -225,3 +228,73 @@ def test_a_question_about_a_stores_manager_gets_the_staff_table(minilm):
     index = PearlTableIndex.from_tables(_rental_shop(), embed_model=minilm)
     assert _reasons(index, "What is the name of each store's manager?")["staff"] == "role"
     assert "staff" not in _reasons(index, "When did each store open?")
+
+
+def _order_lines() -> nx.Graph:
+    """Order lines reference their order (which holds its date) and their product (which holds none)."""
+    graph = nx.Graph()
+    add_join(graph, "order_lines", "order_id", "orders", "order_id")
+    add_join(graph, "order_lines", "product_id", "products", "product_id")
+    return graph
+
+
+DATED = {"orders"}  # the table of _order_lines() that holds a date
+
+
+def _lines_alone(graph: nx.Graph):
+    return _alone(graph, "order_lines", ["products", "orders"])
+
+
+def test_a_column_holds_a_date_by_a_word_of_its_name():
+    assert holds_dates(["OrderID", "OrderDate"]) and holds_dates(["payment_time"]) and holds_dates(["year"])
+    assert not holds_dates(["OrderID", "UnitPrice", "Discount"])
+
+
+def test_a_question_names_a_period_by_a_year_a_month_or_a_word_of_periods():
+    assert names_a_period("What were our total sales in 1997?")
+    assert names_a_period("How much did we sell per month?") and names_a_period("What is annual revenue?")
+    assert names_a_period("Which products sold best in March?")
+    assert not names_a_period("Which products sold best?") and not names_a_period("List 2500 customers.")
+
+
+def test_the_date_of_a_period_comes_from_the_table_a_needed_table_references():
+    answered = with_dates(_lines_alone(_order_lines()), _order_lines(), DATED)
+    assert answered.tables == ("order_lines", "orders")
+    assert answered.reasons["orders"] is SetReason.DATE
+    assert answered.tiers["orders"] is SetTier.MAYBE
+    assert answered.confidence["orders"] == LOOKUP_CONFIDENCE
+
+
+def test_a_set_that_holds_a_date_gets_no_other():
+    chosen = _lines_alone(_order_lines())
+    assert with_dates(chosen, _order_lines(), DATED | {"order_lines"}) == chosen
+
+
+def test_a_referenced_table_without_a_date_never_comes_in_for_one():
+    chosen = _lines_alone(_order_lines())
+    assert with_dates(chosen, _order_lines(), set()) == chosen
+
+
+def _sales() -> dict[str, pd.DataFrame]:
+    """Order lines without a date; the orders they belong to hold it."""
+    return {
+        "orders": pd.DataFrame(
+            {"order_id": [1, 2, 3], "order_date": ["1996-07-04", "1997-03-02", "1997-11-20"],
+             "ship_city": ["Reims", "Lyon", "Graz"]}
+        ),
+        "order_lines": pd.DataFrame(
+            {"order_id": [1, 1, 2, 3], "product_id": [11, 42, 11, 7], "unit_price": [14.0, 9.8, 14.0, 21.0],
+             "quantity": [12, 10, 5, 8], "discount": [0.0, 0.1, 0.0, 0.05]}
+        ),
+        "products": pd.DataFrame(
+            {"product_id": [7, 11, 42], "product_name": ["Tofu", "Queso Cabrales", "Singaporean Hokkien"],
+             "units_in_stock": [35, 22, 26]}
+        ),
+    }  # fmt: skip
+
+
+def test_a_question_of_sales_in_a_year_gets_the_orders_that_hold_their_dates(minilm):
+    index = PearlTableIndex.from_tables(_sales(), embed_model=minilm)
+    question = "What were our total sales, net of discounts"
+    assert _set_of(index, f"{question}, in 1997?").get("orders") == "date"
+    assert "orders" not in _set_of(index, f"{question}?")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -35,7 +35,15 @@ from llama_index_pearl.retrieval.answer.evidence import (
     quoted_words,
     word_shares,
 )
-from llama_index_pearl.retrieval.answer.lookups import asks_to_count, holds_names, with_lookups, with_roles
+from llama_index_pearl.retrieval.answer.lookups import (
+    asks_to_count,
+    holds_dates,
+    holds_names,
+    names_a_period,
+    with_dates,
+    with_lookups,
+    with_roles,
+)
 from llama_index_pearl.retrieval.answer.named_values import (
     asked_words,
     named_floor,
@@ -219,9 +227,12 @@ class SetAnswer:
         pairs = [(t.table_id, t.score) for t in ranked.tables]
         chosen = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
         chosen = with_roles(chosen, evidence.graph, asked, self.words.own_name_words())
+        if names_a_period(ranked.question.as_asked):
+            chosen = with_dates(chosen, evidence.graph, _Holding(self.columns, lambda _, columns: holds_dates(columns)))
         if asks_to_count(ranked.question.as_asked):
             return chosen
-        return with_lookups(chosen, evidence.graph, _Named(self.columns, self._name_words))
+        named = _Holding(self.columns, lambda table, columns: holds_names(columns, self._name_words.get(table, ())))
+        return with_lookups(chosen, evidence.graph, named)
 
     def _answer_within(self, ranked: Ranked, rule: SetRule, scope: Scope | None, route: Route) -> TableSet:
         """The set within a source the question may mean (the chosen one or a close rival), as surely as
@@ -337,16 +348,16 @@ def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:
     return {t: d for t, d in seen.items() if t in wanted}
 
 
-class _Named:
-    """The tables that hold a name (:func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`), read off the
-    column index's names and the tables' name words when asked."""
+class _Holding:
+    """The tables whose columns hold something (a name: :func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`,
+    a date: :func:`~llama_index_pearl.retrieval.answer.lookups.holds_dates`), read off the column index's names when
+    asked."""
 
-    def __init__(self, columns: ColumnIndex, name_words: Mapping[str, frozenset[str]]) -> None:
-        self._columns, self._name_words = columns, name_words
+    def __init__(self, columns: ColumnIndex, holds: Callable[[str, Iterable[str]], bool]) -> None:
+        self._columns, self._holds = columns, holds
 
     def __contains__(self, table_id: object) -> bool:
         if not isinstance(table_id, str):
             return False
         names = self._columns.columns
-        columns = (names[row] for row in self._columns.rows_of(table_id))
-        return holds_names(columns, self._name_words.get(table_id, frozenset()))
+        return self._holds(table_id, (names[row] for row in self._columns.rows_of(table_id)))

@@ -1,6 +1,6 @@
 """The tables a needed table references that the question asks for: the lookup that names what it codes (a
-diagnosis table holds an ICD code, its dictionary the title), and the person its key calls by a role the question
-spells (``store.manager_staff_id``: "each store's manager").
+diagnosis table holds an ICD code, its dictionary the title), the person its key calls by a role the question
+spells (``store.manager_staff_id``: "each store's manager"), and the date of a period the question names.
 
 A question that lists things ("Which conditions are coded most often?") wants their names. Where every needed
 table of its set holds codes and keys only (``diagnoses_icd``: ``subject_id``, ``icd_code``), the names live in a
@@ -14,7 +14,12 @@ it references by that role: the staff member who manages the store. A question t
 manager") asks for that table, though it spells none of its name; :func:`with_roles` brings it in, as may be
 needed, as sure as a lookup.
 
-A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is.
+A question that names a period ("in 1997", "per month") filters or groups on a date. Where no table of its set holds
+a date, the date is in a table a needed table references (an order line's date is its order's): :func:`with_dates`
+brings in each such table that holds one, as may be needed, as sure as a lookup.
+
+A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is; a
+date when a word of its name is one of :data:`DATE_WORDS`.
 Pure functions over the set, the join graph (its key joins, each read from its referencing side by
 :func:`~llama_index_pearl.joins.graph.key_references`), the tables that hold a name and the question's words.
 
@@ -36,12 +41,16 @@ from llama_index_pearl.retrieval.answer.table_sets import SetReason, SetTier, Ta
 from llama_index_pearl.text.words import identifier_words, singular
 
 __all__ = [
+    "DATE_WORDS",
     "LOOKUP_CONFIDENCE",
     "NAME_WORDS",
     "asks_to_count",
+    "holds_dates",
     "holds_names",
+    "names_a_period",
     "referenced",
     "role_words",
+    "with_dates",
     "with_lookups",
     "with_roles",
 ]
@@ -49,10 +58,19 @@ __all__ = [
 #: The words of a column name that say it holds what a row is called or what it is.
 NAME_WORDS = frozenset({"name", "title", "label", "description", "desc"})
 
+#: The words of a column name that say it holds a date or a time (``OrderDate``, ``payment_time``, ``year``).
+DATE_WORDS = frozenset({"date", "datetime", "timestamp", "time", "day", "month", "year"})
+
 #: How often a lookup that :func:`with_lookups` brings in is needed (measured: ``benchmarks/README.md``).
 LOOKUP_CONFIDENCE = 0.4
 
 _COUNTING = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
+# A year of the calendar ("in 1997"), a month's name, or a word that groups by a period ("per month", "annual")
+_PERIOD = re.compile(
+    r"\b(1[89]|20)\d\d\b|\b(january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|years?|yearly|annual(ly)?|months?|monthly|quarters?|quarterly|weeks?|weekly|daily|fiscal)\b",
+    re.IGNORECASE,
+)
 
 
 def holds_names(columns: Iterable[str], entity: Collection[str] = ()) -> bool:
@@ -85,6 +103,30 @@ def asks_to_count(question: str) -> bool:
         question: The question.
     """
     return _COUNTING.search(question) is not None
+
+
+def holds_dates(columns: Iterable[str]) -> bool:
+    """Whether a table's columns hold a date: a word of a column's name is one of :data:`DATE_WORDS`.
+
+    >>> holds_dates(["OrderID", "OrderDate"]), holds_dates(["OrderID", "UnitPrice", "Discount"])
+    (True, False)
+
+    Args:
+        columns: The table's column names.
+    """
+    return any(DATE_WORDS.intersection(singular(w) for w in identifier_words(c)) for c in columns)
+
+
+def names_a_period(question: str) -> bool:
+    """Whether a question names a period it filters or groups on: a year, a month, "per quarter", "annual".
+
+    >>> names_a_period("What were our total sales in 1997?"), names_a_period("Which products sell best?")
+    (True, False)
+
+    Args:
+        question: The question.
+    """
+    return _PERIOD.search(question) is not None
 
 
 def referenced(graph: nx.Graph, table: str) -> list[str]:
@@ -130,8 +172,7 @@ def with_lookups(
     lookups: dict[str, float] = {}
     for lookup, tables in referencing.items():  # each candidate read once, however many needed tables reference it
         if lookup not in chosen and lookup in named and not _references_any(graph, lookup):
-            sure = max(min(confidence, chosen.confidence.get(t, 0.0)) for t in tables)
-            lookups[lookup] = max(chosen.confidence.get(lookup, 0.0), sure)
+            lookups[lookup] = _as_sure(chosen, lookup, tables, confidence)
     return _with_tables(chosen, lookups, SetReason.LOOKUP)
 
 
@@ -173,15 +214,47 @@ def with_roles(
         names: Table -> its own name's words.
         confidence: How sure such a table is (:data:`LOOKUP_CONFIDENCE`).
     """
-    roles: dict[str, float] = {}
+    referencing: dict[str, list[str]] = {}
     for table in chosen.needed:
         for join in key_references(graph, table) if table in graph else ():
             person = join.right_table
             spelled = (role_words(column, names.get(person, ())) for column, _ in join.column_pairs)
             if person not in chosen and any(role and all(w in asked for w in role) for role in spelled):
-                sure = min(confidence, chosen.confidence.get(table, 0.0))
-                roles[person] = max(roles.get(person, chosen.confidence.get(person, 0.0)), sure)
-    return _with_tables(chosen, roles, SetReason.ROLE)
+                referencing.setdefault(person, []).append(table)
+    added = {t: _as_sure(chosen, t, tables, confidence) for t, tables in referencing.items()}
+    return _with_tables(chosen, added, SetReason.ROLE)
+
+
+def with_dates(
+    chosen: TableSet, graph: nx.Graph, dated: Container[str], confidence: float = LOOKUP_CONFIDENCE
+) -> TableSet:
+    """The set with the tables that hold the date of a period the question names, where no table of it holds one:
+    each table a needed table references that holds a date (``dated``: "sales in 1997" of order lines brings in the
+    orders, whose date they are). Each comes in after the set's tables, may be needed, as sure as ``confidence`` and
+    never surer than the table that references it.
+
+    Args:
+        chosen: The set of a question that names a period (:func:`names_a_period`).
+        graph: The join graph.
+        dated: The tables that hold a date (:func:`holds_dates`).
+        confidence: How sure such a table is (:data:`LOOKUP_CONFIDENCE`).
+    """
+    if any(t in dated for t in chosen.tables):
+        return chosen
+    referencing: dict[str, list[str]] = {}
+    for table in chosen.needed:
+        for other in referenced(graph, table):
+            if other not in chosen and other in dated:
+                referencing.setdefault(other, []).append(table)
+    added = {t: _as_sure(chosen, t, tables, confidence) for t, tables in referencing.items()}
+    return _with_tables(chosen, added, SetReason.DATE)
+
+
+def _as_sure(chosen: TableSet, table: str, referencing: Iterable[str], confidence: float) -> float:
+    """A table that comes in for a table that references it: ``confidence``, never surer than the surest table that
+    references it, nor less sure than it was."""
+    sure = max(min(confidence, chosen.confidence.get(t, 0.0)) for t in referencing)
+    return max(chosen.confidence.get(table, 0.0), sure)
 
 
 def _with_tables(chosen: TableSet, added: Mapping[str, float], reason: SetReason) -> TableSet:

@@ -83,7 +83,7 @@ class ResultMetadata(TypedDict):
     cosine: float  # that unit's cosine with the question (the score without lexical evidence)
     in_set: bool  # the table is in the set that answers the question
     set_tier: str | None  # its tier (``SetTier``: needed, may_be_needed) in the set that holds it, else None
-    set_reason: str | None  # why it is there (``SetReason``: matched, bridge, unjoined, lookup, role), else None
+    set_reason: str | None  # why it is there (``SetReason``: matched, bridge, unjoined, lookup, role, date), else None
     set_confidence: float | None  # how surely the question needs it (routed: and means its source); None: no set
     set_source: str | None  # the database whose set holds it (the routed one or a close rival), else None
     set_size: int  # how many tables the set holds
