@@ -7,13 +7,14 @@ import dataclasses
 
 import networkx as nx
 import pandas as pd
+import pytest
 from graphs import add_join
 
 from llama_index_pearl import PearlTableIndex
 from llama_index_pearl.retrieval.answer.lookups import (
     LOOKUP_CONFIDENCE,
     asks_to_count,
-    holds_dates,
+    date_share,
     holds_names,
     names_a_period,
     role_words,
@@ -238,16 +239,21 @@ def _order_lines() -> nx.Graph:
     return graph
 
 
-DATED = {"orders"}  # the table of _order_lines() that holds a date
+DATES = {"orders": 0.25}  # the share of each table's columns that hold a date (none: 0)
 
 
 def _lines_alone(graph: nx.Graph):
     return _alone(graph, "order_lines", ["products", "orders"])
 
 
-def test_a_column_holds_a_date_by_a_word_of_its_name():
-    assert holds_dates(["OrderID", "OrderDate"]) and holds_dates(["payment_time"]) and holds_dates(["year"])
-    assert not holds_dates(["OrderID", "UnitPrice", "Discount"])
+def test_a_tables_date_share_counts_the_columns_named_as_dates():
+    assert date_share(["OrderID", "OrderDate", "ShippedDate", "Freight"]) == 0.5
+    assert date_share(["yearID", "teamID", "HR"]) == pytest.approx(1 / 3)
+    assert date_share(["OrderID", "UnitPrice", "Discount"]) == 0.0
+
+
+def test_a_time_of_day_or_a_duration_is_no_date():
+    assert date_share(["t_time", "t_hour", "lead_time_days"]) == 0.0
 
 
 def test_a_question_names_a_period_by_a_year_a_month_or_a_word_of_periods():
@@ -258,21 +264,30 @@ def test_a_question_names_a_period_by_a_year_a_month_or_a_word_of_periods():
 
 
 def test_the_date_of_a_period_comes_from_the_table_a_needed_table_references():
-    answered = with_dates(_lines_alone(_order_lines()), _order_lines(), DATED)
+    answered = with_dates(_lines_alone(_order_lines()), _order_lines(), lambda t: DATES.get(t, 0.0))
     assert answered.tables == ("order_lines", "orders")
     assert answered.reasons["orders"] is SetReason.DATE
     assert answered.tiers["orders"] is SetTier.MAYBE
     assert answered.confidence["orders"] == LOOKUP_CONFIDENCE
 
 
-def test_a_set_that_holds_a_date_gets_no_other():
+def test_a_needed_table_that_holds_a_date_needs_no_other():
     chosen = _lines_alone(_order_lines())
-    assert with_dates(chosen, _order_lines(), DATED | {"order_lines"}) == chosen
+    assert with_dates(chosen, _order_lines(), lambda t: {**DATES, "order_lines": 0.2}.get(t, 0.0)) == chosen
+
+
+def test_of_the_referenced_tables_the_one_most_made_of_dates_holds_the_date():
+    graph = nx.Graph()  # a warehouse's fact: its date key references the date dimension; a store records when it opened
+    add_join(graph, "sales", "date_key", "date_dim", "date_key")
+    add_join(graph, "sales", "store_key", "store", "store_key")
+    chosen = _alone(graph, "sales", ["store", "date_dim"])
+    answered = with_dates(chosen, graph, lambda t: {"date_dim": 0.6, "store": 0.1}.get(t, 0.0))
+    assert answered.tables == ("sales", "date_dim")
 
 
 def test_a_referenced_table_without_a_date_never_comes_in_for_one():
     chosen = _lines_alone(_order_lines())
-    assert with_dates(chosen, _order_lines(), set()) == chosen
+    assert with_dates(chosen, _order_lines(), lambda t: 0.0) == chosen
 
 
 def _sales() -> dict[str, pd.DataFrame]:

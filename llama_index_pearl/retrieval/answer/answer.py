@@ -26,6 +26,7 @@ from llama_index.core.schema import NodeWithScore
 
 from llama_index_pearl.corpus.columns import ColumnIndex
 from llama_index_pearl.corpus.lexical import text_tokens
+from llama_index_pearl.joins.graph import key_references
 from llama_index_pearl.retrieval.answer.evidence import (
     MAX_DISTANCE,
     Candidate,
@@ -37,7 +38,7 @@ from llama_index_pearl.retrieval.answer.evidence import (
 )
 from llama_index_pearl.retrieval.answer.lookups import (
     asks_to_count,
-    holds_dates,
+    date_share,
     holds_names,
     names_a_period,
     with_dates,
@@ -228,7 +229,7 @@ class SetAnswer:
         chosen = choose_table_set(pairs, confidence, evidence.seed, evidence.graph, rule, self.sources)
         chosen = with_roles(chosen, evidence.graph, asked, self.words.own_name_words())
         if names_a_period(ranked.question.as_asked):
-            chosen = with_dates(chosen, evidence.graph, _Holding(self.columns, lambda _, columns: holds_dates(columns)))
+            chosen = with_dates(chosen, evidence.graph, functools.partial(_date_share, self.columns, evidence.graph))
         if asks_to_count(ranked.question.as_asked):
             return chosen
         named = _Holding(self.columns, lambda table, columns: holds_names(columns, self._name_words.get(table, ())))
@@ -349,9 +350,8 @@ def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:
 
 
 class _Holding:
-    """The tables whose columns hold something (a name: :func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`,
-    a date: :func:`~llama_index_pearl.retrieval.answer.lookups.holds_dates`), read off the column index's names when
-    asked."""
+    """The tables whose columns hold something (a name:
+    :func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`), read off the column index's names when asked."""
 
     def __init__(self, columns: ColumnIndex, holds: Callable[[str, Iterable[str]], bool]) -> None:
         self._columns, self._holds = columns, holds
@@ -361,3 +361,12 @@ class _Holding:
             return False
         names = self._columns.columns
         return self._holds(table_id, (names[row] for row in self._columns.rows_of(table_id)))
+
+
+def _date_share(columns: ColumnIndex, graph: nx.Graph, table: str) -> float:
+    """The share of a table's columns that hold a date
+    (:func:`~llama_index_pearl.retrieval.answer.lookups.date_share`), less the keys by which it references another
+    table: ``OrderDateKey`` is the date dimension's date."""
+    keys = {c for join in (key_references(graph, table) if table in graph else ()) for c, _ in join.column_pairs}
+    names = (columns.columns[row] for row in columns.rows_of(table))
+    return date_share([c for c in names if c not in keys])

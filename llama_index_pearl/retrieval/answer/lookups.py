@@ -14,12 +14,12 @@ it references by that role: the staff member who manages the store. A question t
 manager") asks for that table, though it spells none of its name; :func:`with_roles` brings it in, as may be
 needed, as sure as a lookup.
 
-A question that names a period ("in 1997", "per month") filters or groups on a date. Where no table of its set holds
-a date, the date is in a table a needed table references (an order line's date is its order's): :func:`with_dates`
-brings in each such table that holds one, as may be needed, as sure as a lookup.
+A question that names a period ("in 1997", "per month") filters or groups on a date. A needed table that holds none
+has it in a table it references (an order line's date is its order's, a fact's its date dimension's):
+:func:`with_dates` brings in the one whose columns are most often dates, as may be needed, as sure as a lookup.
 
 A column holds a name when a word of its name is one of :data:`NAME_WORDS`, or when it is named as its table is; a
-date when a word of its name is one of :data:`DATE_WORDS`.
+date when a word of its name is one of :data:`DATE_WORDS` and it is no key by which its table references another.
 Pure functions over the set, the join graph (its key joins, each read from its referencing side by
 :func:`~llama_index_pearl.joins.graph.key_references`), the tables that hold a name and the question's words.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Container, Iterable, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 
 import networkx as nx
 
@@ -45,7 +45,7 @@ __all__ = [
     "LOOKUP_CONFIDENCE",
     "NAME_WORDS",
     "asks_to_count",
-    "holds_dates",
+    "date_share",
     "holds_names",
     "names_a_period",
     "referenced",
@@ -58,8 +58,8 @@ __all__ = [
 #: The words of a column name that say it holds what a row is called or what it is.
 NAME_WORDS = frozenset({"name", "title", "label", "description", "desc"})
 
-#: The words of a column name that say it holds a date or a time (``OrderDate``, ``payment_time``, ``year``).
-DATE_WORDS = frozenset({"date", "datetime", "timestamp", "time", "day", "month", "year"})
+#: The words of a column name that say it holds a date (``OrderDate``, ``year``); a time of day is no period.
+DATE_WORDS = frozenset({"date", "datetime", "timestamp", "month", "year"})
 
 #: How often a lookup that :func:`with_lookups` brings in is needed (measured: ``benchmarks/README.md``).
 LOOKUP_CONFIDENCE = 0.4
@@ -105,16 +105,18 @@ def asks_to_count(question: str) -> bool:
     return _COUNTING.search(question) is not None
 
 
-def holds_dates(columns: Iterable[str]) -> bool:
-    """Whether a table's columns hold a date: a word of a column's name is one of :data:`DATE_WORDS`.
+def date_share(columns: Iterable[str]) -> float:
+    """The share of a table's columns that hold a date: a word of the column's name is one of :data:`DATE_WORDS`.
 
-    >>> holds_dates(["OrderID", "OrderDate"]), holds_dates(["OrderID", "UnitPrice", "Discount"])
-    (True, False)
+    >>> date_share(["OrderID", "OrderDate", "ShippedDate", "Freight"]), date_share(["OrderID", "UnitPrice"])
+    (0.5, 0.0)
 
     Args:
-        columns: The table's column names.
+        columns: The table's column names (less those by which it references another table: ``OrderDateKey`` is the
+            date dimension's date).
     """
-    return any(DATE_WORDS.intersection(singular(w) for w in identifier_words(c)) for c in columns)
+    flags = [bool(DATE_WORDS.intersection(singular(w) for w in identifier_words(c))) for c in columns]
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 def names_a_period(question: str) -> bool:
@@ -226,26 +228,28 @@ def with_roles(
 
 
 def with_dates(
-    chosen: TableSet, graph: nx.Graph, dated: Container[str], confidence: float = LOOKUP_CONFIDENCE
+    chosen: TableSet, graph: nx.Graph, dates: Callable[[str], float], confidence: float = LOOKUP_CONFIDENCE
 ) -> TableSet:
-    """The set with the tables that hold the date of a period the question names, where no table of it holds one:
-    each table a needed table references that holds a date (``dated``: "sales in 1997" of order lines brings in the
-    orders, whose date they are). Each comes in after the set's tables, may be needed, as sure as ``confidence`` and
-    never surer than the table that references it.
+    """The set with the table that holds the date of each needed table that holds none, for a question that names a
+    period: of the tables the needed table references, the one whose columns are most often dates (``dates``), where
+    it is not in the set. "Sales in 1997" of order lines brings in their orders; of a warehouse's fact, the date
+    dimension its date key references (not a dimension that merely records when it changed). Each comes in after the
+    set's tables, may be needed, as sure as ``confidence`` and never surer than the table that references it.
 
     Args:
         chosen: The set of a question that names a period (:func:`names_a_period`).
         graph: The join graph.
-        dated: The tables that hold a date (:func:`holds_dates`).
+        dates: Table -> the share of its columns that hold a date (:func:`date_share`; 0: none).
         confidence: How sure such a table is (:data:`LOOKUP_CONFIDENCE`).
     """
-    if any(t in dated for t in chosen.tables):
-        return chosen
     referencing: dict[str, list[str]] = {}
     for table in chosen.needed:
-        for other in referenced(graph, table):
-            if other not in chosen and other in dated:
-                referencing.setdefault(other, []).append(table)
+        if table not in graph or dates(table) > 0:
+            continue
+        held = [(dates(other), other) for other in referenced(graph, table)]  # name order: a tie goes to the first
+        share, dated = max(held, key=lambda pair: pair[0], default=(0.0, ""))
+        if share > 0 and dated not in chosen:
+            referencing.setdefault(dated, []).append(table)
     added = {t: _as_sure(chosen, t, tables, confidence) for t, tables in referencing.items()}
     return _with_tables(chosen, added, SetReason.DATE)
 
