@@ -639,7 +639,7 @@ def test_query_output_lists_the_may_be_needed_tier_of_a_question_in_one_database
     [
         ("diagnoses_icd", "d_icd_diagnoses", "lookup", "a lookup: it names what the needed tables hold only codes of"),
         ("store", "staff", "role", "a role: a needed table's key calls it by the role the question asks for"),
-        ("order_lines", "orders", "date", "a date: the question names a period, and no other table of the set holds"),
+        ("order_lines", "orders", "date", "a date: the question names a period, and this table holds"),
     ],
 )
 def test_query_output_says_why_a_table_a_needed_table_references_is_in_the_set(needed, table, reason, said):

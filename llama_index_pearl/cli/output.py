@@ -336,7 +336,7 @@ def _table_lines(
         elif reason == SetReason.ROLE.value:
             lines.append("       a role: a needed table's key calls it by the role the question asks for")
         elif reason == SetReason.DATE.value:
-            lines.append("       a date: the question names a period, and no other table of the set holds a date")
+            lines.append("       a date: the question names a period, and this table holds a needed table's date")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(meta["matched_unit_id"], table_id)
 

@@ -65,7 +65,7 @@ class SetReason(str, Enum):
     UNJOINED = "unjoined"  # the question's evidence chose it, but no join to the set is known
     LOOKUP = "lookup"  # it names what the needed tables code, and none of them holds a name (``lookups``)
     ROLE = "role"  # a needed table's key calls it by a role the question spells: a store's manager (``lookups``)
-    DATE = "date"  # it holds the date of a period the question names, which no table of the set holds (``lookups``)
+    DATE = "date"  # it holds the date of a needed table that holds none, for a period the question names (``lookups``)
 
 
 class SetTier(str, Enum):
