@@ -53,6 +53,14 @@ MATCHED = {
     "random_view": "matched some of its columns",
 }
 QUESTION_KINDS = {"explicit", "implicit", "single_hop"}
+# What a set's table is there for, where its reason is more than that the question's evidence chose it
+REASONS = {
+    SetReason.BRIDGE.value: "a bridge: the question names none of it, it joins the tables that match",
+    SetReason.UNJOINED.value: "no join to the other tables is known: how it joins them is for you to say",
+    SetReason.LOOKUP.value: "a lookup: it names what the needed tables hold only codes of",
+    SetReason.ROLE.value: "a role: a needed table's key calls it by the role the question asks for",
+    SetReason.DATE.value: "a date: the question names a period, and this table holds a needed table's date",
+}
 JOINS_LEGEND = "the fewest joins that connect them; explicit: on a key, implicit: on values"
 
 
@@ -326,17 +334,8 @@ def _table_lines(
         source = meta["set_source"]
         if rivals and not meta["in_set"] and source is not None and source in rivals:
             lines.append(f"       needed if the question means {source} (how surely: {rivals[source]:.2f})")
-        reason = meta["set_reason"]
-        if reason == SetReason.BRIDGE.value:
-            lines.append("       a bridge: the question names none of it, it joins the tables that match")
-        elif reason == SetReason.UNJOINED.value:
-            lines.append("       no join to the other tables is known: how it joins them is for you to say")
-        elif reason == SetReason.LOOKUP.value:
-            lines.append("       a lookup: it names what the needed tables hold only codes of")
-        elif reason == SetReason.ROLE.value:
-            lines.append("       a role: a needed table's key calls it by the role the question asks for")
-        elif reason == SetReason.DATE.value:
-            lines.append("       a date: the question names a period, and this table holds a needed table's date")
+        if meta["set_reason"] in REASONS:
+            lines.append(f"       {REASONS[meta['set_reason']]}")
         lines.extend(f"       {line}" for line in _why(hit, first_seen))
         first_seen.setdefault(meta["matched_unit_id"], table_id)
 

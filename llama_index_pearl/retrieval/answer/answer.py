@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -232,8 +232,7 @@ class SetAnswer:
             chosen = with_dates(chosen, evidence.graph, functools.partial(_date_share, self.columns, evidence.graph))
         if asks_to_count(ranked.question.as_asked):
             return chosen
-        named = _Holding(self.columns, lambda table, columns: holds_names(columns, self._name_words.get(table, ())))
-        return with_lookups(chosen, evidence.graph, named)
+        return with_lookups(chosen, evidence.graph, _Named(self.columns, self._name_words))
 
     def _answer_within(self, ranked: Ranked, rule: SetRule, scope: Scope | None, route: Route) -> TableSet:
         """The set within a source the question may mean (the chosen one or a close rival), as surely as
@@ -349,18 +348,19 @@ def _distances(graph: nx.Graph, seed: str, wanted: set[str]) -> dict[str, int]:
     return {t: d for t, d in seen.items() if t in wanted}
 
 
-class _Holding:
-    """The tables whose columns hold something (a name:
-    :func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`), read off the column index's names when asked."""
+class _Named:
+    """The tables that hold a name (:func:`~llama_index_pearl.retrieval.answer.lookups.holds_names`), read off the
+    column index's names and the tables' name words when asked."""
 
-    def __init__(self, columns: ColumnIndex, holds: Callable[[str, Iterable[str]], bool]) -> None:
-        self._columns, self._holds = columns, holds
+    def __init__(self, columns: ColumnIndex, name_words: Mapping[str, frozenset[str]]) -> None:
+        self._columns, self._name_words = columns, name_words
 
     def __contains__(self, table_id: object) -> bool:
         if not isinstance(table_id, str):
             return False
         names = self._columns.columns
-        return self._holds(table_id, (names[row] for row in self._columns.rows_of(table_id)))
+        columns = (names[row] for row in self._columns.rows_of(table_id))
+        return holds_names(columns, self._name_words.get(table_id, frozenset()))
 
 
 def _date_share(columns: ColumnIndex, graph: nx.Graph, table: str) -> float:
