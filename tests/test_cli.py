@@ -221,7 +221,7 @@ def test_query_shows_the_set_first_and_only_the_joins_that_connect_it(built, cap
 def test_query_cut_at_k_says_how_large_the_set_is_and_which_k_shows_it_whole(built, capsys):
     assert main(["query", str(built), "Which stadium hosted concerts by Ann Lee?", "-k", "1"]) == 0
     out = capsys.readouterr().out
-    assert "The set holds 3 tables: the 2 least sure are left out here (-k 3 shows the whole set)." in out
+    assert "The set holds 3 tables: the 2 that came into it last are left out here (-k 3 shows the whole set)." in out
 
 
 def test_query_showing_the_whole_set_says_nothing_was_left_out(built, capsys):

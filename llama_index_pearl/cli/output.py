@@ -262,12 +262,12 @@ def format_ranked(
 
 def _left_out_line(chosen: Sequence[NodeWithScore]) -> list[str]:
     """A line when ``-k`` cut the set: how many of its tables were left out, and the ``-k`` that shows them all
-    (the retriever returns ``k`` tables, the least sure of a larger set left out)."""
+    (the retriever returns ``k`` tables: a larger set loses the tables that came into it last)."""
     size = result_metadata(chosen[0])["set_size"]
     if size <= len(chosen):
         return []
     left = size - len(chosen)
-    which = "the least sure is" if left == 1 else f"the {left} least sure are"
+    which = "the table that came into it last is" if left == 1 else f"the {left} that came into it last are"
     return [f"The set holds {size} tables: {which} left out here (-k {size} shows the whole set)."]
 
 

@@ -98,7 +98,7 @@ class PearlRetriever(BaseRetriever):
             ``maybe_confidence``; ``None`` returns the pooled ranking as it is.
         set_margin: Return the whole set and this many other tables (at most ``similarity_top_k`` unless the set
             is larger: what a SQL writer needs); ``None``: ``similarity_top_k`` tables, the set first (a larger
-            set is cut there, its least sure members left out; ``set_size`` says how large it was).
+            set is cut there, the tables that came into it last left out; ``set_size`` says how large it was).
         filters: LlamaIndex ``MetadataFilters`` on a table's ``table_id`` and ``source``: the retrieval is that of
             an index holding only the tables they keep (:mod:`~llama_index_pearl.retrieval.search.scope`).
         callback_manager: LlamaIndex callbacks.

@@ -178,7 +178,7 @@ class SetAnswer:
             known.update((t.table_id, t) for t in self._scored(ranked, missing))
         size = len(table_set.tables)
         order = set_first((t.table_id for t in pooled), table_set)
-        if request.margin is None:  # k tables, as any LlamaIndex retriever returns: a larger set is cut, least sure go
+        if request.margin is None:  # k tables, as any LlamaIndex retriever returns: a larger set loses its last tables
             return [known[t] for t in fit_whole(order, table_set, k)], table_set
         count = max(size, min(k, size + request.margin))  # the whole set and ``margin`` more
         return [known[t] for t in order[:count]], table_set

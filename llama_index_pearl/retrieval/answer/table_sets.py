@@ -362,9 +362,10 @@ def _groups(tables: Sequence[str], reasons: Mapping[str, SetReason]) -> list[lis
 def fit_whole(order: Sequence[str], table_set: TableSet, k: int) -> list[str]:
     """The first ``k`` tables of ``order`` (:func:`set_first`'s), the set's before any other: a set table and the
     bridges after it come in together or not at all (but the set's first table, which comes alone where its group
-    does not fit: alone, it needs no join), and once one such group does not fit, the set's less sure groups after
-    it stay out too; other tables, a close rival database's among them, fill the room the set leaves, and never
-    take a set table's place. The tables kept stay in ``order``'s order.
+    does not fit: alone, it needs no join), and once one such group does not fit, the set's groups after it stay
+    out too (the set's order, not its confidence: cut by confidence, no more sets were whole within ``k``,
+    ``benchmarks/README.md``); other tables, a close rival database's among them, fill the room the set leaves,
+    and never take a set table's place. The tables kept stay in ``order``'s order.
 
     >>> chosen = TableSet(("a", "c", "b"), {"a": SetReason.MATCHED, "c": SetReason.MATCHED, "b": SetReason.BRIDGE})
     >>> fit_whole(["a", "c", "b", "x", "y"], chosen, 2)
