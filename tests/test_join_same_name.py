@@ -237,3 +237,15 @@ def test_a_lookup_that_glues_a_qualifier_to_the_entity_keys_the_tables_named_wit
         ("chartevents.itemid", "d_items.itemid"),
         ("labevents.itemid", "d_labitems.itemid"),
     }
+
+
+def test_a_data_frames_index_written_as_a_column_is_a_row_number():
+    # pandas writes a frame's row labels as a leading column named "index" (to_sql, reset_index), here in two tables
+    # of five: each is keyed by the column after it, and the sales carry an item's code
+    loss_rates = header("loss_rates", "index", "item_code", "loss_rate")
+    sales = header("sales", "index", "sale_date", "item_code", "quantity")
+    members = header("members", "member_id", "region")
+    prices = header("prices", "ticker", "market_date", "price")
+    regions = header("regions", "region_id", "region_name")
+    joins = found(loss_rates, sales, members, prices, regions)
+    assert {pair for pair in joins if "item_code" in pair[0]} == {("sales.item_code", "loss_rates.item_code")}

@@ -11,7 +11,8 @@ then stands on the names (:meth:`Signals.add_pattern` with ``named``):
   without rows, every member but the owner refers. Of several tables leading with a name, the owner is the one
   it alone keys (``patients.subject_id``, not ``admissions.subject_id`` beside ``hadm_id``), unless every table
   carrying it leads with it (``order_id`` of orders and their lines). A row number (``ROW_ID``, leading most
-  tables of a source) keys no entity: a table's first column is read after it. Of several lookups a name alone
+  tables of a source; ``index``, which pandas writes for a data frame's row labels, leading any) keys no entity: a
+  table's first column is read after it. Of several lookups a name alone
   keys (``d_icd_diagnoses``, ``d_icd_procedures``), a member refers to the one whose table's name shares the most
   words with its own (``diagnoses_icd``); a table that carries the name as a reference is none the name names.
   Where no member keys its table by position, the owner is the member whose name abbreviates its own table's

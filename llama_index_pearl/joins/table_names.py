@@ -131,7 +131,7 @@ class TableNames:
 
     def row_number(self, i: int) -> bool:
         """Whether column ``i`` is its table's row number (``ROW_ID``: its name leads every table carrying it, and
-        most tables of its source carry it)."""
+        most tables of its source carry it; or a data frame's index written out, :data:`FRAME_INDEX_NAMES`)."""
         p = self.profiles[i]
         return (p.source, p.norm_name) in self.row_numbers
 
@@ -356,11 +356,17 @@ def _loose_keys(form: tuple[str, ...], probe: bool = False) -> list[tuple]:
     return keys
 
 
+#: The names pandas gives a data frame's row labels written out as a column (``to_sql`` and ``reset_index`` write
+#: ``index``, ``level_0`` when that is taken; ``to_csv`` an empty header, read back as ``Unnamed: 0``): a row number.
+FRAME_INDEX_NAMES = frozenset({"index", "level_0", "unnamed_0"})
+
+
 def _leading_names(
     profiles: Sequence[ColumnProfile], columns: dict[str, list[int]]
 ) -> tuple[set[tuple[str | None, str]], set[tuple[str | None, str]]]:
     """Names that lead every table of a source carrying them, two tables at least (``order_id`` of orders and their
-    lines), and among them the row numbers: those most tables of the source carry (``ROW_ID``)."""
+    lines), and the row numbers: those of them most tables of the source carry (``ROW_ID``), and a data frame's
+    index written out (:data:`FRAME_INDEX_NAMES`) wherever it leads, in one table or in a few."""
     leads: dict[tuple[str | None, str], bool] = {}
     carried: dict[tuple[str | None, str], int] = defaultdict(int)
     tables: dict[str | None, int] = defaultdict(int)
@@ -371,4 +377,5 @@ def _leading_names(
             leads[name] = leads.get(name, True) and c == table_columns[0]
             carried[name] += 1
     leading = {name for name, first in leads.items() if first and carried[name] >= 2}
-    return leading, {name for name in leading if 2 * carried[name] >= tables[name[0]]}
+    frame_indexes = {name for name, first in leads.items() if first and name[1] in FRAME_INDEX_NAMES}
+    return leading, {name for name in leading if 2 * carried[name] >= tables[name[0]]} | frame_indexes
