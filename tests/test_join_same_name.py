@@ -249,3 +249,14 @@ def test_a_data_frames_index_written_as_a_column_is_a_row_number():
     regions = header("regions", "region_id", "region_name")
     joins = found(loss_rates, sales, members, prices, regions)
     assert {pair for pair in joins if "item_code" in pair[0]} == {("sales.item_code", "loss_rates.item_code")}
+
+
+def test_an_empty_leading_header_is_a_row_number():
+    # to_csv writes a frame's row labels under an empty header: the table is keyed by the column after it
+    loss_rates = header("loss_rates", "", "item_code", "loss_rate")
+    sales = header("sales", "", "sale_date", "item_code", "quantity")
+    members = header("members", "member_id", "region")
+    prices = header("prices", "ticker", "market_date", "price")
+    regions = header("regions", "region_id", "region_name")
+    joins = found(loss_rates, sales, members, prices, regions)
+    assert {pair for pair in joins if "item_code" in pair[0]} == {("sales.item_code", "loss_rates.item_code")}

@@ -357,8 +357,9 @@ def _loose_keys(form: tuple[str, ...], probe: bool = False) -> list[tuple]:
 
 
 #: The names pandas gives a data frame's row labels written out as a column (``to_sql`` and ``reset_index`` write
-#: ``index``, ``level_0`` when that is taken; ``to_csv`` an empty header, read back as ``Unnamed: 0``): a row number.
-FRAME_INDEX_NAMES = frozenset({"index", "level_0", "unnamed_0"})
+#: ``index``, ``level_0`` when that is taken; ``to_csv`` an empty header, ``Unnamed: 0`` once pandas reads it back),
+#: as normalised names: a row number.
+FRAME_INDEX_NAMES = frozenset({"index", "level_0", "", "unnamed_0"})
 
 
 def _leading_names(
