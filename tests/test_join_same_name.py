@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pandas as pd
+import pytest
 from embeddings import TrigramEmbedding
 from headers import header
 
@@ -239,22 +240,12 @@ def test_a_lookup_that_glues_a_qualifier_to_the_entity_keys_the_tables_named_wit
     }
 
 
-def test_a_data_frames_index_written_as_a_column_is_a_row_number():
-    # pandas writes a frame's row labels as a leading column named "index" (to_sql, reset_index), here in two tables
-    # of five: each is keyed by the column after it, and the sales carry an item's code
-    loss_rates = header("loss_rates", "index", "item_code", "loss_rate")
-    sales = header("sales", "index", "sale_date", "item_code", "quantity")
-    members = header("members", "member_id", "region")
-    prices = header("prices", "ticker", "market_date", "price")
-    regions = header("regions", "region_id", "region_name")
-    joins = found(loss_rates, sales, members, prices, regions)
-    assert {pair for pair in joins if "item_code" in pair[0]} == {("sales.item_code", "loss_rates.item_code")}
-
-
-def test_an_empty_leading_header_is_a_row_number():
-    # to_csv writes a frame's row labels under an empty header: the table is keyed by the column after it
-    loss_rates = header("loss_rates", "", "item_code", "loss_rate")
-    sales = header("sales", "", "sale_date", "item_code", "quantity")
+@pytest.mark.parametrize("row_number", ["index", ""])
+def test_a_data_frames_index_written_as_a_column_is_a_row_number(row_number):
+    # pandas writes a frame's row labels as a leading column: named "index" (to_sql, reset_index) or under an empty
+    # header (to_csv), here in two tables of five; each is keyed by the column after it, and the sales carry an item
+    loss_rates = header("loss_rates", row_number, "item_code", "loss_rate")
+    sales = header("sales", row_number, "sale_date", "item_code", "quantity")
     members = header("members", "member_id", "region")
     prices = header("prices", "ticker", "market_date", "price")
     regions = header("regions", "region_id", "region_name")
